@@ -1,0 +1,251 @@
+"""Scaled dot-product attention for one head, one small function per step.
+
+The names follow the chapter: project X into queries, keys and values;
+score every query against every key; scale; mask the future; normalise each
+row into weights; blend the values.  `attend` runs the whole head and keeps
+every intermediate so a reader (or a view) can look at any of them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+NORMALISERS = ("softmax", "raw", "top1")
+
+# Above this, products of entries overflow float64 somewhere in Q·Kᵀ; well
+# before it the softmax is one-hot anyway, so nothing is lost by refusing.
+LARGEST_ENTRY = 1e100
+
+
+class AttentionError(ValueError):
+    """The head's inputs or options cannot be used; the message names the field."""
+
+
+# --- the six steps -----------------------------------------------------------
+
+
+def query(X: np.ndarray, W_Q: np.ndarray) -> np.ndarray:
+    """What each token is looking for: Q = X · W_Q, shape [T, d]."""
+    return X @ W_Q
+
+
+def key(X: np.ndarray, W_K: np.ndarray) -> np.ndarray:
+    """What each token offers to those looking: K = X · W_K, shape [T, d]."""
+    return X @ W_K
+
+
+def value(X: np.ndarray, W_V: np.ndarray) -> np.ndarray:
+    """What each token hands over if chosen: V = X · W_V, shape [T, d]."""
+    return X @ W_V
+
+
+def scores(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """S[i, j] = q_i · k_j, how much token i wants to read token j, shape [T, T]."""
+    return Q @ K.T
+
+
+def scale(S: np.ndarray, d: int) -> np.ndarray:
+    """Divide by √d so the spread of the scores does not grow with head width."""
+    return S / math.sqrt(d)
+
+
+def causal_mask(T: int) -> np.ndarray:
+    """True where the key comes after the query (above the diagonal)."""
+    return np.triu(np.ones((T, T), dtype=bool), k=1)
+
+
+def mask(S: np.ndarray, future: np.ndarray) -> np.ndarray:
+    """Replace every score marked in `future` by −∞."""
+    return np.where(future, -np.inf, S)
+
+
+def softmax(S: np.ndarray) -> np.ndarray:
+    """Row softmax; −∞ entries get exactly 0.
+
+    Subtracting each row's largest finite score first keeps exp() in range
+    for scores as large as ±1e6 and changes nothing mathematically.
+    """
+    finite = np.isfinite(S)
+    row_max = np.max(np.where(finite, S, -np.inf), axis=-1, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0.0)
+    shifted = np.where(finite, S - row_max, -np.inf)
+    e = np.exp(shifted)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def raw_weights(S: np.ndarray) -> np.ndarray:
+    """The "no softmax" ablation: scores used as weights, masked entries 0."""
+    return np.where(np.isfinite(S), S, 0.0)
+
+
+def top1(S: np.ndarray) -> np.ndarray:
+    """The "hard choice" ablation: one-hot on each row's largest score.
+
+    Ties go to the earliest key (np.argmax keeps the first maximum); masked
+    entries are −∞ so they are never chosen while any key is visible.
+    """
+    W = np.zeros_like(S)
+    W[np.arange(S.shape[0]), np.argmax(S, axis=-1)] = 1.0
+    return W
+
+
+def normalise(S: np.ndarray, normaliser: str = "softmax") -> np.ndarray:
+    """Turn masked scores into weights with the chosen rule."""
+    return {"softmax": softmax, "raw": raw_weights, "top1": top1}[normaliser](S)
+
+
+def blend(W: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Each token's output is its weighted sum of the values: Out = W · V."""
+    return W @ V
+
+
+# --- the whole head ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Head:
+    """Everything one forward pass of a head computed, read-only.
+
+    `X` is the input as used (after the X multiplier); `masked` holds −∞
+    where the causal mask switched a score off.
+    """
+
+    X: np.ndarray
+    W_Q: np.ndarray
+    W_K: np.ndarray
+    W_V: np.ndarray
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    scores: np.ndarray
+    scaled: np.ndarray
+    masked: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    scaling: bool
+    causal: bool
+    tied_qk: bool
+    normaliser: str
+    x_scale: float
+
+    @property
+    def T(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def C(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def d(self) -> int:
+        return self.Q.shape[1]
+
+    @property
+    def future(self) -> np.ndarray:
+        """True where the mask hid a score (all False with the mask off)."""
+        return np.isneginf(self.masked)
+
+
+def attend(
+    X,
+    W_Q,
+    W_K,
+    W_V,
+    *,
+    scaling: bool = True,
+    causal: bool = True,
+    tied_qk: bool = False,
+    normaliser: str = "softmax",
+    x_scale: float = 1.0,
+) -> Head:
+    """Run one head on token vectors X [T, C] and keep every step.
+
+    `tied_qk` takes W_K to be W_Q (the "same matrix for both" ablation);
+    `x_scale` multiplies X before anything else (the exercise's "X × 4").
+    Raises AttentionError, naming the field, for anything it cannot use.
+    """
+    X = as_matrix("X", X)
+    W_Q = as_matrix("W_Q", W_Q)
+    W_K = as_matrix("W_K", W_K)
+    W_V = as_matrix("W_V", W_V)
+    C = X.shape[1]
+    if W_Q.shape[0] != C:
+        raise AttentionError(f"W_Q has shape {W_Q.shape}; expected ({C}, d) to match X's {C} columns")
+    d = W_Q.shape[1]
+    for name, W in (("W_K", W_K), ("W_V", W_V)):
+        if W.shape != (C, d):
+            raise AttentionError(f"{name} has shape {W.shape}; expected {(C, d)} to match W_Q")
+    if normaliser not in NORMALISERS:
+        raise AttentionError(f"normaliser is {normaliser!r}; expected one of {', '.join(NORMALISERS)}")
+    x_scale = as_finite_number("x_scale", x_scale)
+
+    Xs = X * x_scale
+    W_K_used = W_Q if tied_qk else W_K
+    with np.errstate(all="ignore"):
+        Q = query(Xs, W_Q)
+        K = key(Xs, W_K_used)
+        V = value(Xs, W_V)
+        S = scores(Q, K)
+    if not (np.isfinite(S).all() and np.isfinite(V).all()):
+        raise AttentionError(
+            "X, the W matrices and the X multiplier are too large together: "
+            "the scores overflow to infinity"
+        )
+    scaled = scale(S, d) if scaling else S.copy()
+    masked = mask(scaled, causal_mask(X.shape[0])) if causal else scaled.copy()
+    weights = normalise(masked, normaliser)
+    output = blend(weights, V)
+    if not np.isfinite(output).all():
+        raise AttentionError("the output overflows to infinity: use smaller values")
+
+    arrays = dict(
+        X=Xs, W_Q=W_Q, W_K=W_K_used, W_V=W_V, Q=Q, K=K, V=V,
+        scores=S, scaled=scaled, masked=masked, weights=weights, output=output,
+    )
+    for a in arrays.values():
+        a.setflags(write=False)
+    return Head(
+        **arrays, scaling=bool(scaling), causal=bool(causal), tied_qk=bool(tied_qk),
+        normaliser=normaliser, x_scale=x_scale,
+    )
+
+
+# --- input checks ------------------------------------------------------------
+
+
+def as_matrix(name: str, values) -> np.ndarray:
+    """A fresh float64 2-D copy of `values`, or AttentionError saying what is wrong."""
+    try:
+        a = np.array(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise AttentionError(f"{name} must be a matrix of numbers ({exc})") from None
+    if a.ndim != 2:
+        raise AttentionError(f"{name} has shape {a.shape}; expected a 2-D matrix")
+    if a.shape[0] < 1 or a.shape[1] < 1:
+        raise AttentionError(f"{name} has shape {a.shape}; it needs at least one row and one column")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        i, j = (int(k) for k in np.argwhere(bad)[0])
+        raise AttentionError(f"{name}[{i}, {j}] is {a[i, j]}; every entry must be a finite number")
+    big = np.abs(a) > LARGEST_ENTRY
+    if big.any():
+        i, j = (int(k) for k in np.argwhere(big)[0])
+        raise AttentionError(f"{name}[{i}, {j}] is {a[i, j]:g}; entries must lie within ±{LARGEST_ENTRY:g}")
+    return a
+
+
+def as_finite_number(name: str, value) -> float:
+    """`value` as a float, or AttentionError if it is not a usable number."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise AttentionError(f"{name} is {value!r}; expected a number") from None
+    if not math.isfinite(x):
+        raise AttentionError(f"{name} is {x}; expected a finite number")
+    if abs(x) > LARGEST_ENTRY:
+        raise AttentionError(f"{name} is {x:g}; it must lie within ±{LARGEST_ENTRY:g}")
+    return x

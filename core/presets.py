@@ -1,0 +1,168 @@
+"""Ready-made heads: the chapter's worked example, its two sentences, its
+exercises and each item of its "what breaks" list.
+
+A preset is plain data (tokens, matrices, options, the query to pick and a
+short note), so the command line, the widget, the static export and URLs
+can all name one by its slug.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from core.attention import Head, attend
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    title: str
+    tokens: tuple[str, ...]
+    X: tuple[tuple[float, ...], ...]
+    W_Q: tuple[tuple[float, ...], ...]
+    W_K: tuple[tuple[float, ...], ...]
+    W_V: tuple[tuple[float, ...], ...]
+    query: str
+    scaling: bool = True
+    causal: bool = True
+    tied_qk: bool = False
+    normaliser: str = "softmax"
+    x_scale: float = 1.0
+    note: str = field(default="", compare=False)
+
+    def options(self) -> dict:
+        return dict(
+            scaling=self.scaling, causal=self.causal, tied_qk=self.tied_qk,
+            normaliser=self.normaliser, x_scale=self.x_scale,
+        )
+
+    def head(self) -> Head:
+        return attend(self.X, self.W_Q, self.W_K, self.W_V, **self.options())
+
+
+# The worked example, exactly as the chapter prints it: 4 tokens, C = 3, d = 2.
+CHAPTER = Preset(
+    name="chapter",
+    title="The chapter's example",
+    tokens=("The", "cat", "sat", "it"),
+    X=((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.2, 0.3, 0.0)),
+    W_Q=((0.0, 1.0), (2.0, 0.0), (0.0, 1.0)),
+    W_K=((0.5, 0.0), (4.0, 0.0), (0.0, 2.0)),
+    W_V=((1.0, 0.0), (0.0, 1.0), (0.5, 0.5)),
+    query="it",
+    note="Four tokens, C = 3, d = 2. 'it' is a little noun-like, and W_Q and W_K turn that into a "
+    "strong match with 'cat'.",
+)
+
+
+# The two sentences.  With one fixed vector for "it" no single head could tell
+# them apart: the words up to "it" are the same, so its query and the keys of
+# "cat" and "mat" would be too.  So these presets stand for a second layer of a
+# model that reads the whole sentence (mask off, as an encoder does): an
+# earlier layer has already moved a trace of the adjective into "it".
+# Features (C = 4): animate, soft, noun, pronoun.  Head dimensions (d = 2):
+# "animate thing", "soft thing".
+#   W_K: a noun advertises on both dimensions, and its animacy or softness
+#        pushes one of them up (cat → [3, 1], mat → [1, 3]).
+#   W_Q: a pronoun seeks nouns on both dimensions; the trace of "tired"
+#        (animate) or "soft" tilts its query towards one of them.
+# So "it" scores cat above mat by 3.2 in one sentence and mat above cat in the
+# other, which after ÷√2 and the softmax is most of its attention.
+_SENTENCE_TOKENS = ("The", "cat", "sat", "on", "the", "mat", "because", "it", "was")
+_SENTENCE_X = (
+    (0.0, 0.0, 0.1, 0.0),  # The
+    (1.0, 0.0, 1.0, 0.0),  # cat
+    (0.2, 0.0, 0.0, 0.0),  # sat
+    (0.0, 0.0, 0.0, 0.0),  # on
+    (0.0, 0.0, 0.1, 0.0),  # the
+    (0.0, 1.0, 1.0, 0.0),  # mat
+    (0.0, 0.0, 0.0, 0.0),  # because
+)
+_SENTENCE_W_Q = ((2.0, 0.0), (0.0, 2.0), (0.0, 0.0), (1.0, 1.0))
+_SENTENCE_W_K = ((2.0, 0.0), (0.0, 2.0), (1.0, 1.0), (0.0, 0.0))
+_SENTENCE_W_V = ((1.0, 0.0), (0.0, 1.0), (0.5, 0.5), (0.0, 0.0))
+_SENTENCE_NOTE = (
+    "The mask is off: read this as a later layer of a model that sees the whole sentence, where an "
+    "earlier layer has already let 'it' pick up a hint of the adjective."
+)
+
+TIRED = Preset(
+    name="tired",
+    title="… because it was tired",
+    tokens=_SENTENCE_TOKENS + ("tired",),
+    X=_SENTENCE_X + ((0.8, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 0.2), (0.6, 0.0, 0.0, 0.0)),
+    W_Q=_SENTENCE_W_Q,
+    W_K=_SENTENCE_W_K,
+    W_V=_SENTENCE_W_V,
+    query="it",
+    causal=False,
+    note=_SENTENCE_NOTE,
+)
+
+SOFT = replace(
+    TIRED,
+    name="soft",
+    title="… because it was soft",
+    tokens=_SENTENCE_TOKENS + ("soft",),
+    X=_SENTENCE_X + ((0.0, 0.8, 0.0, 1.0), (0.0, 0.0, 0.0, 0.2), (0.0, 0.6, 0.0, 0.0)),
+)
+
+# Exercise 1: make "it" look exactly like "sat".
+EXERCISE_1 = replace(
+    CHAPTER,
+    name="exercise-1",
+    title="Exercise 1: 'it' looks like 'sat'",
+    X=CHAPTER.X[:3] + ((0.0, 0.0, 1.0),),
+    note="x_it = [0, 0, 1], the same vector as 'sat'. Its query and keys now match 'sat's.",
+)
+
+# Exercise 3: no scaling and X × 4, then the scaling back.
+EXERCISE_3_UNSCALED = replace(
+    CHAPTER,
+    name="exercise-3-unscaled",
+    title="Exercise 3a: X × 4, no scaling",
+    scaling=False,
+    x_scale=4.0,
+    note="Every score grows 16-fold when X is four times larger; without ÷√d the rows go nearly one-hot.",
+)
+EXERCISE_3_SCALED = replace(
+    EXERCISE_3_UNSCALED,
+    name="exercise-3-scaled",
+    title="Exercise 3b: X × 4, scaling restored",
+    scaling=True,
+    note="The same X × 4 with ÷√d back on: softer rows, though at d = 2 the division is only 1.41.",
+)
+
+# The "what breaks" list, each on the chapter's example.
+NO_SCALING = replace(
+    CHAPTER, name="no-scaling", title="Breaks: no scaling", scaling=False,
+    note="At d = 2 dropping ÷√d only sharpens the rows a little; the saturation explorer shows d = 128.",
+)
+TIED_QK = replace(
+    CHAPTER, name="tied-qk", title="Breaks: tied Q = K", tied_qk=True, query="cat",
+    note="W_K is replaced by W_Q, so a token's score against itself is its query's squared length: "
+    "'cat' now mostly reads itself.",
+)
+NO_SOFTMAX = replace(
+    CHAPTER, name="no-softmax", title="Breaks: no softmax", normaliser="raw",
+    note="Scores used as weights: they need not be positive or sum to 1, and the output can leave "
+    "the values' hull.",
+)
+NO_MASK = replace(
+    CHAPTER, name="no-mask", title="Breaks: no mask", causal=False, query="The",
+    note="Tokens can read the ones after them: weights appear above the diagonal, and 'The' now "
+    "attends mostly to a later token.",
+)
+TOP_1 = replace(
+    CHAPTER, name="top-1", title="Breaks: top-1 instead of a blend", normaliser="top1",
+    note="Each row takes one value whole; a small change to the scores flips the choice with no "
+    "in-between.",
+)
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        CHAPTER, TIRED, SOFT, EXERCISE_1, EXERCISE_3_UNSCALED, EXERCISE_3_SCALED,
+        NO_SCALING, TIED_QK, NO_SOFTMAX, NO_MASK, TOP_1,
+    )
+}
