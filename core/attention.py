@@ -71,7 +71,8 @@ def softmax(S: np.ndarray) -> np.ndarray:
     finite = np.isfinite(S)
     row_max = np.max(np.where(finite, S, -np.inf), axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
-    shifted = np.where(finite, S - row_max, -np.inf)
+    with np.errstate(over="ignore"):  # S − max ≤ 0, so any overflow is to −∞, whose exp is 0
+        shifted = np.where(finite, S - row_max, -np.inf)
     e = np.exp(shifted)
     total = e.sum(axis=-1, keepdims=True)
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
@@ -192,25 +193,39 @@ def attend(
         S = scores(Q, K)
     if not (np.isfinite(S).all() and np.isfinite(V).all()):
         raise AttentionError(
-            "X, the W matrices and the X multiplier are too large together: "
-            "the scores overflow to infinity"
+            "X, the W matrices and the X multiplier are too large together: the scores overflow to infinity"
         )
     scaled = scale(S, d) if scaling else S.copy()
     masked = mask(scaled, causal_mask(X.shape[0])) if causal else scaled.copy()
     weights = normalise(masked, normaliser)
-    output = blend(weights, V)
+    with np.errstate(all="ignore"):  # an overflow here is reported just below
+        output = blend(weights, V)
     if not np.isfinite(output).all():
         raise AttentionError("the output overflows to infinity: use smaller values")
 
     arrays = dict(
-        X=Xs, W_Q=W_Q, W_K=W_K_used, W_V=W_V, Q=Q, K=K, V=V,
-        scores=S, scaled=scaled, masked=masked, weights=weights, output=output,
+        X=Xs,
+        W_Q=W_Q,
+        W_K=W_K_used,
+        W_V=W_V,
+        Q=Q,
+        K=K,
+        V=V,
+        scores=S,
+        scaled=scaled,
+        masked=masked,
+        weights=weights,
+        output=output,
     )
     for a in arrays.values():
         a.setflags(write=False)
     return Head(
-        **arrays, scaling=bool(scaling), causal=bool(causal), tied_qk=bool(tied_qk),
-        normaliser=normaliser, x_scale=x_scale,
+        **arrays,
+        scaling=bool(scaling),
+        causal=bool(causal),
+        tied_qk=bool(tied_qk),
+        normaliser=normaliser,
+        x_scale=x_scale,
     )
 
 
@@ -221,7 +236,7 @@ def as_matrix(name: str, values) -> np.ndarray:
     """A fresh float64 2-D copy of `values`, or AttentionError saying what is wrong."""
     try:
         a = np.array(values, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise AttentionError(f"{name} must be a matrix of numbers ({exc})") from None
     if a.ndim != 2:
         raise AttentionError(f"{name} has shape {a.shape}; expected a 2-D matrix")
@@ -242,7 +257,7 @@ def as_finite_number(name: str, value) -> float:
     """`value` as a float, or AttentionError if it is not a usable number."""
     try:
         x = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise AttentionError(f"{name} is {value!r}; expected a number") from None
     if not math.isfinite(x):
         raise AttentionError(f"{name} is {x}; expected a finite number")

@@ -32,8 +32,11 @@ class Preset:
 
     def options(self) -> dict:
         return dict(
-            scaling=self.scaling, causal=self.causal, tied_qk=self.tied_qk,
-            normaliser=self.normaliser, x_scale=self.x_scale,
+            scaling=self.scaling,
+            causal=self.causal,
+            tied_qk=self.tied_qk,
+            normaliser=self.normaliser,
+            x_scale=self.x_scale,
         )
 
     def head(self) -> Head:
@@ -135,34 +138,59 @@ EXERCISE_3_SCALED = replace(
 
 # The "what breaks" list, each on the chapter's example.
 NO_SCALING = replace(
-    CHAPTER, name="no-scaling", title="Breaks: no scaling", scaling=False,
+    CHAPTER,
+    name="no-scaling",
+    title="Breaks: no scaling",
+    scaling=False,
     note="At d = 2 dropping ÷√d only sharpens the rows a little; the saturation explorer shows d = 128.",
 )
 TIED_QK = replace(
-    CHAPTER, name="tied-qk", title="Breaks: tied Q = K", tied_qk=True, query="cat",
+    CHAPTER,
+    name="tied-qk",
+    title="Breaks: tied Q = K",
+    tied_qk=True,
+    query="cat",
     note="W_K is replaced by W_Q, so a token's score against itself is its query's squared length: "
     "'cat' now mostly reads itself.",
 )
 NO_SOFTMAX = replace(
-    CHAPTER, name="no-softmax", title="Breaks: no softmax", normaliser="raw",
+    CHAPTER,
+    name="no-softmax",
+    title="Breaks: no softmax",
+    normaliser="raw",
     note="Scores used as weights: they need not be positive or sum to 1, and the output can leave "
     "the values' hull.",
 )
 NO_MASK = replace(
-    CHAPTER, name="no-mask", title="Breaks: no mask", causal=False, query="The",
+    CHAPTER,
+    name="no-mask",
+    title="Breaks: no mask",
+    causal=False,
+    query="The",
     note="Tokens can read the ones after them: weights appear above the diagonal, and 'The' now "
     "attends mostly to a later token.",
 )
 TOP_1 = replace(
-    CHAPTER, name="top-1", title="Breaks: top-1 instead of a blend", normaliser="top1",
-    note="Each row takes one value whole; a small change to the scores flips the choice with no "
-    "in-between.",
+    CHAPTER,
+    name="top-1",
+    title="Breaks: top-1 instead of a blend",
+    normaliser="top1",
+    note="Each row takes one value whole; a small change to the scores flips the choice with no in-between.",
 )
 
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        CHAPTER, TIRED, SOFT, EXERCISE_1, EXERCISE_3_UNSCALED, EXERCISE_3_SCALED,
-        NO_SCALING, TIED_QK, NO_SOFTMAX, NO_MASK, TOP_1,
+        CHAPTER,
+        TIRED,
+        SOFT,
+        EXERCISE_1,
+        EXERCISE_3_UNSCALED,
+        EXERCISE_3_SCALED,
+        NO_SCALING,
+        TIED_QK,
+        NO_SOFTMAX,
+        NO_MASK,
+        TOP_1,
     )
 }

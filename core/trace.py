@@ -74,6 +74,8 @@ class Trace:
         return "\n".join(out)
 
 
+# Near float64's limit, s − max and sums of raw weights overflow to ±∞ (shown as ∞): not worth a warning.
+@np.errstate(over="ignore")
 def row_checks(head: Head, i: int) -> RowChecks:
     w = head.weights[i]
     hidden = head.future[i]
@@ -91,6 +93,7 @@ def row_checks(head: Head, i: int) -> RowChecks:
     )
 
 
+@np.errstate(over="ignore")
 def trace(head: Head, i: int, labels) -> Trace:
     """Walk query token i through the head, one line or two per step."""
     labels = tuple(str(x) for x in labels)
@@ -101,11 +104,16 @@ def trace(head: Head, i: int, labels) -> Trace:
     me = labels[i]
     q, S, scaled, masked, w = head.Q[i], head.scores[i], head.scaled[i], head.masked[i], head.weights[i]
     steps = [
-        Step(1, "project", (
-            f"q_{me} = x_{me}·W_Q = {fmt_vector(q)}",
-            "keys   " + "  ".join(f"{k} {fmt_vector(v)}" for k, v in zip(labels, head.K)),
-            "values " + "  ".join(f"{k} {fmt_vector(v)}" for k, v in zip(labels, head.V)),
-        ), q.copy()),
+        Step(
+            1,
+            "project",
+            (
+                f"q_{me} = x_{me}·W_Q = {fmt_vector(q)}",
+                "keys   " + "  ".join(f"{k} {fmt_vector(v)}" for k, v in zip(labels, head.K)),
+                "values " + "  ".join(f"{k} {fmt_vector(v)}" for k, v in zip(labels, head.V)),
+            ),
+            q.copy(),
+        ),
         Step(2, "scores", (f"q_{me} · k_j = {fmt_vector(S)}",), S.copy()),
         Step(3, "scale", (_scale_line(head, scaled),), scaled.copy()),
         Step(4, "mask", (_mask_line(head, i, labels),), masked.copy()),
@@ -125,7 +133,7 @@ def _scale_line(head: Head, scaled: np.ndarray) -> str:
 def _mask_line(head: Head, i: int, labels) -> str:
     if not head.causal:
         return "the mask is off, so every key stays, later ones too"
-    later = labels[i + 1:]
+    later = labels[i + 1 :]
     if not later:
         return f"no token comes after '{labels[i]}', so nothing changes"
     names = ", ".join(f"'{k}'" for k in later)

@@ -1,0 +1,15 @@
+"""The served explorer: `panel serve app/main.py` opens it at /main, one session per browser tab."""
+
+import sys
+from pathlib import Path
+
+# `panel serve` runs this file by path; make the repo's packages importable wherever it is started from.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import panel as pn  # noqa: E402
+
+from widgets.explorer import HeadExplorer  # noqa: E402
+
+pn.extension()
+
+HeadExplorer().servable(title="One attention head")

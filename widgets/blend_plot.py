@@ -1,0 +1,94 @@
+"""The blend: value vectors as points, their hull, and the query's output.
+
+Each line from the output to a value is drawn as wide and as opaque as the
+weight on it, so a slider drag shows the output being pulled around inside
+the hull.  Built once; `update` writes new data and, when the points would
+leave the frame, new fixed ranges.
+"""
+
+from __future__ import annotations
+
+from bokeh.models import ColumnDataSource, HoverTool, Range1d
+from bokeh.plotting import figure
+
+VALUE_COLOUR = "#4e79a7"
+OUTPUT_COLOUR = "#e15759"
+
+
+class BlendPlot:
+    def __init__(self, data: dict, bounds, *, name: str = "blend", size: int = 400):
+        self.values = ColumnDataSource(data["values"], name=f"{name}-values")
+        self.hull = ColumnDataSource(data["hull"], name=f"{name}-hull")
+        self.output = ColumnDataSource(data["output"], name=f"{name}-output")
+        self.links = ColumnDataSource(data["links"], name=f"{name}-links")
+        x0, x1, y0, y1 = bounds
+        self.figure = fig = figure(
+            title="The blend: the output is a weighted average of the values",
+            name=name,
+            width=size,
+            height=size,
+            x_range=Range1d(x0, x1),
+            y_range=Range1d(y0, y1),
+            tools="save",
+            toolbar_location="right",
+            match_aspect=True,
+        )
+        fig.toolbar.logo = None
+        fig.xaxis.axis_label = data["axes"]["x"]
+        fig.yaxis.axis_label = data["axes"]["y"]
+        fig.patch(
+            "x",
+            "y",
+            source=self.hull,
+            fill_color=VALUE_COLOUR,
+            fill_alpha=0.10,
+            line_color=VALUE_COLOUR,
+            line_alpha=0.5,
+            line_dash="dashed",
+        )
+        fig.segment(
+            "x0",
+            "y0",
+            "x1",
+            "y1",
+            source=self.links,
+            line_color=OUTPUT_COLOUR,
+            line_alpha="alpha",
+            line_width="width",
+        )
+        points = fig.scatter("x", "y", source=self.values, size=11, color=VALUE_COLOUR)
+        fig.text(
+            "x",
+            "y",
+            text="label",
+            source=self.values,
+            x_offset=8,
+            y_offset=-4,
+            text_font_size="12px",
+            text_color="#222222",
+        )
+        out = fig.scatter(
+            "x", "y", source=self.output, size=16, marker="star", color=OUTPUT_COLOUR, line_color="#7a0f12"
+        )
+        fig.add_tools(
+            HoverTool(
+                renderers=[points],
+                tooltips=[("value of", "@label"), ("weight", "@text"), ("v", "(@x{0.000}, @y{0.000})")],
+            )
+        )
+        fig.add_tools(HoverTool(renderers=[out], tooltips=[("", "@label"), ("output", "@text")]))
+
+    def update(self, data: dict, bounds, *, reframe: bool = False) -> None:
+        """New points in place; the ranges move only when something would leave the frame (or on `reframe`)."""
+        self.values.data = data["values"]
+        self.hull.data = data["hull"]
+        self.output.data = data["output"]
+        self.links.data = data["links"]
+        xr, yr = self.figure.x_range, self.figure.y_range
+        x0, x1, y0, y1 = bounds
+        outside = x0 < xr.start or x1 > xr.end or y0 < yr.start or y1 > yr.end
+        if reframe or outside:
+            xr.update(start=x0, end=x1)
+            yr.update(start=y0, end=y1)
+        self.figure.xaxis.axis_label = data["axes"]["x"]
+        self.figure.yaxis.axis_label = data["axes"]["y"]

@@ -1,0 +1,140 @@
+"""The controls, as plain Bokeh widgets.
+
+Plain Bokeh widgets rather than Panel's: their Python callbacks run as soon
+as the browser's change arrives, where Panel's widgets hold each change back
+50 ms (`Syncable._debounce`).  The static export reuses the same widgets with
+JavaScript callbacks.  Nothing here knows about the state: the explorer (or
+the export) wires them.
+"""
+
+from __future__ import annotations
+
+from bokeh.layouts import column, row
+from bokeh.models import Button, Checkbox, Div, NumericInput, RadioButtonGroup, Select, Slider
+
+from core.attention import NORMALISERS
+from core.presets import PRESETS
+
+SLIDER_LOW, SLIDER_HIGH, SLIDER_STEP = -2.0, 2.0, 0.05
+SLIDER_WIDTH = 82
+
+
+def slider_range(value: float) -> tuple[float, float]:
+    """−2 … 2, widened to the next whole number when a preset or edit goes beyond."""
+    return min(SLIDER_LOW, float(int(value) - (value < 0))), max(SLIDER_HIGH, float(int(value) + (value > 0)))
+
+
+class TokenSliders:
+    """A row of sliders per token, one per component of its vector, titled like it[0]."""
+
+    def __init__(self, labels, X):
+        self.sliders: list[list[Slider]] = []
+        self.layout = column(name="token-sliders", css_classes=["token-sliders"])
+        self.rebuild(labels, X)
+
+    def rebuild(self, labels, X) -> None:
+        """New sliders for a new set of tokens or a new width C (never during a drag)."""
+        self.sliders = [
+            [self._slider(f"{label}[{c}]", float(v), t, c) for c, v in enumerate(vector)]
+            for t, (label, vector) in enumerate(zip(labels, X))
+        ]
+        self.layout.children = [row(*line, css_classes=["token-row"]) for line in self.sliders]
+
+    def _slider(self, title: str, value: float, t: int, c: int) -> Slider:
+        low, high = slider_range(value)
+        return Slider(
+            title=title,
+            value=value,
+            start=low,
+            end=high,
+            step=SLIDER_STEP,
+            width=SLIDER_WIDTH,
+            name=f"x-{t}-{c}",
+            format="0[.]00",
+            tags=[t, c],
+            css_classes=["x-slider"],
+        )
+
+    def set_values(self, X) -> None:
+        for line, vector in zip(self.sliders, X):
+            for slider, v in zip(line, vector):
+                low, high = slider_range(float(v))
+                slider.update(start=low, end=high, value=float(v))
+
+    @property
+    def flat(self) -> list[Slider]:
+        return [s for line in self.sliders for s in line]
+
+
+def query_options(labels) -> list[tuple[str, str]]:
+    return [(str(i), str(label)) for i, label in enumerate(labels)]
+
+
+NORMALISER_LABELS = {"softmax": "softmax", "raw": "raw scores", "top1": "top-1"}
+CUSTOM = "custom"
+
+
+def preset_options() -> list[tuple[str, str]]:
+    return [(name, p.title) for name, p in PRESETS.items()] + [(CUSTOM, "(your own edits)")]
+
+
+class HeadControls:
+    """Preset and query pickers, the ablations, reset, the sliders, and a line for messages."""
+
+    def __init__(
+        self,
+        labels,
+        X,
+        *,
+        query: int,
+        scaling: bool,
+        causal: bool,
+        tied_qk: bool = False,
+        normaliser: str = "softmax",
+        x_scale: float = 1.0,
+        preset: str = "chapter",
+    ):
+        self.preset = Select(
+            title="Preset", value=preset or CUSTOM, options=preset_options(), name="preset", width=280
+        )
+        self.query = Select(
+            title="Query token (the row being read)",
+            value=str(query),
+            options=query_options(labels),
+            name="query",
+            width=280,
+        )
+        self.scaling = Checkbox(label="Divide scores by √d", active=scaling, name="scaling")
+        self.causal = Checkbox(label="Causal mask (hide later tokens)", active=causal, name="causal")
+        self.tied_qk = Checkbox(label="Tie keys to queries (W_K = W_Q)", active=tied_qk, name="tied_qk")
+        self.normaliser = RadioButtonGroup(
+            labels=[NORMALISER_LABELS[n] for n in NORMALISERS],
+            active=NORMALISERS.index(normaliser),
+            name="normaliser",
+            width=280,
+        )
+        self.x_scale = NumericInput(
+            title="Multiply X by", value=x_scale, mode="float", low=-1e6, high=1e6, name="x_scale", width=120
+        )
+        self.reset = Button(
+            label="Reset to the chapter's example", name="reset", button_type="default", width=280
+        )
+        self.message = Div(text="", name="message", css_classes=["message"], width=280)
+        self.tokens = TokenSliders(labels, X)
+        self.layout = column(
+            self.preset,
+            self.query,
+            self.scaling,
+            self.causal,
+            self.tied_qk,
+            Div(text="Turn scores into weights with", width=280),
+            self.normaliser,
+            self.x_scale,
+            self.reset,
+            self.message,
+            Div(text="<b>Token vectors</b> (drag, or focus a slider and use the arrow keys)", width=280),
+            self.tokens.layout,
+            name="controls",
+            css_classes=["controls"],
+            width=300,
+        )

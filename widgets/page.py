@@ -1,0 +1,92 @@
+"""Every Bokeh model of the explorer, made once and laid out.
+
+The served app (widgets/explorer.py) and the static export (app/export.py)
+both build this same page; they differ only in who computes the next view
+data: Python on the server, or static/attention.js in the browser.
+"""
+
+from __future__ import annotations
+
+from bokeh.layouts import column, row
+from bokeh.models import Div
+
+from widgets.blend_plot import BlendPlot
+from widgets.controls import HeadControls
+from widgets.matrix_plot import MatrixPlot
+
+# Which matrix goes in which figure, with its title and colour scheme.
+MATRIX_FIGURES = (
+    ("weights", "Weights: softmax of each row (rows sum to 1)", "weights"),
+    ("scores", "Scores Q·Kᵀ (as computed, before the mask)", "scores"),
+    ("scaled", "Scores after ÷√d and the mask", "scores"),
+    ("Q", "Q = X·W_Q", "scores"),
+    ("K", "K = X·W_K", "scores"),
+    ("V", "V = X·W_V", "scores"),
+)
+SQUARE = ("weights", "scores", "scaled")
+
+
+def dim_labels(d: int) -> list[str]:
+    return [str(k) for k in range(d)]
+
+
+class HeadPage:
+    """The explorer's figures, text panels and controls, bound to nothing yet."""
+
+    def __init__(self, data: dict, labels, X, *, d: int, title: str = "", **options):
+        self.controls = HeadControls(labels, X, **options)
+        self.matrices: dict[str, MatrixPlot] = {}
+        for name, heading, kind in MATRIX_FIGURES:
+            square = name in SQUARE
+            self.matrices[name] = MatrixPlot(
+                heading,
+                data["cells"][name],
+                data["limits"][name],
+                labels,
+                labels if square else dim_labels(d),
+                kind=kind,
+                name=name,
+                outline=data["outline"] if square else None,
+                col_axis="key" if square else "dimension",
+                row_axis="query" if square else "token",
+                max_px=460 if square else 300,
+            )
+        self.blend = BlendPlot(data["blend"], data["bounds"])
+        self.title = Div(text=title, name="title", css_classes=["page-title"])
+        self.steps = Div(text=data["steps"], name="steps", css_classes=["steps-panel"], width=560)
+        self.checks = Div(text=data["checks"], name="checks", css_classes=["checks-panel"], width=560)
+        m = {k: v.figure for k, v in self.matrices.items()}
+        readout = column(
+            Div(text="<h3>The steps for the chosen query</h3>", width=560),
+            self.steps,
+            self.checks,
+            name="readout",
+        )
+        self.layout = column(
+            self.title,
+            row(
+                self.controls.layout,
+                column(row(m["weights"], self.blend.figure), readout, name="main-column"),
+                name="top-row",
+            ),
+            row(m["scores"], m["scaled"], name="score-row"),
+            row(m["Q"], m["K"], m["V"], name="qkv-row"),
+            name="head-page",
+            css_classes=["head-page"],
+        )
+
+    def update(self, data: dict, labels, *, d: int, reshape: bool = False) -> None:
+        """Write one state's view data into the existing models."""
+        for name, plot in self.matrices.items():
+            square = name in SQUARE
+            plot.update(
+                data["cells"][name],
+                data["limits"][name],
+                labels,
+                labels if square else dim_labels(d),
+                outline=data["outline"] if square else None,
+                reshape=reshape,
+            )
+        self.blend.update(data["blend"], data["bounds"], reframe=reshape)
+        self.steps.text = data["steps"]
+        self.checks.text = data["checks"]

@@ -1,0 +1,170 @@
+"""The user's selections for one head, and the head they produce.
+
+`HeadState` holds everything a user can choose and computes the head once
+per change.  It knows nothing about Panel or Bokeh, so it runs headless in
+tests and scripts.  A change that the core refuses (NaN, a wrong shape, a
+duplicate label) leaves every input as it was and explains itself in
+`message`: the last good state is always the one on show.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import param
+
+from core.attention import NORMALISERS, AttentionError, Head, as_finite_number, attend
+from core.presets import PRESETS, Preset
+
+MAX_TOKENS = 64  # presets may go this far; the editor stops at EDIT_MAX_TOKENS
+EDIT_MAX_TOKENS = 16
+MAX_WIDTH = 6  # C and d in the editor
+MAX_LABEL = 24
+
+INPUTS = ("tokens", "X", "W_Q", "W_K", "W_V", "scaling", "causal", "tied_qk", "normaliser", "x_scale")
+
+
+def check_labels(tokens) -> tuple[str, ...]:
+    """Token labels as a tuple, or AttentionError if one is empty, too long or repeated."""
+    if isinstance(tokens, str) or not hasattr(tokens, "__iter__"):
+        raise AttentionError("tokens must be a list of labels")
+    labels = tuple(str(t) for t in tokens)
+    if not labels:
+        raise AttentionError("tokens is empty; a head needs at least one token")
+    if len(labels) > MAX_TOKENS:
+        raise AttentionError(f"tokens has {len(labels)} labels; at most {MAX_TOKENS} are allowed")
+    for k, label in enumerate(labels):
+        if not label.strip():
+            raise AttentionError(f"token {k}'s label is empty")
+        if len(label) > MAX_LABEL:
+            raise AttentionError(f"token {k}'s label is {len(label)} characters long; at most {MAX_LABEL}")
+        if label in labels[:k]:
+            raise AttentionError(f"the label '{label}' is used twice; each token needs its own")
+    return labels
+
+
+class HeadState(param.Parameterized):
+    """One head's inputs, the query being inspected, and the resulting Head."""
+
+    tokens = param.List(default=list(PRESETS["chapter"].tokens), item_type=str)
+    X = param.Array(default=np.array(PRESETS["chapter"].X))
+    W_Q = param.Array(default=np.array(PRESETS["chapter"].W_Q))
+    W_K = param.Array(default=np.array(PRESETS["chapter"].W_K))
+    W_V = param.Array(default=np.array(PRESETS["chapter"].W_V))
+    scaling = param.Boolean(default=True, doc="Divide the scores by √d")
+    causal = param.Boolean(default=True, doc="Hide keys that come after the query")
+    tied_qk = param.Boolean(default=False, doc="Use W_Q for the keys too")
+    normaliser = param.Selector(default="softmax", objects=list(NORMALISERS))
+    x_scale = param.Number(default=1.0, doc="Multiply X before projecting")
+    query = param.Integer(default=3, bounds=(0, None), doc="Index of the token being inspected")
+    preset = param.String(default="chapter", doc="The preset last loaded, or '' once edited")
+
+    head = param.Parameter(default=None, constant=True, doc="The computed head, recomputed once per change")
+    message = param.String(default="", doc="Why the last change was refused, or ''")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._set_head(self._compute(self._inputs()))
+
+    # -- reading -------------------------------------------------------------
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(self.tokens)
+
+    def _inputs(self, **changes) -> dict:
+        values = {name: getattr(self, name) for name in INPUTS}
+        values.update(changes)
+        return values
+
+    @staticmethod
+    def _compute(values: dict) -> Head:
+        labels = check_labels(values["tokens"])
+        head = attend(
+            values["X"],
+            values["W_Q"],
+            values["W_K"],
+            values["W_V"],
+            scaling=values["scaling"],
+            causal=values["causal"],
+            tied_qk=values["tied_qk"],
+            normaliser=values["normaliser"],
+            x_scale=values["x_scale"],
+        )
+        if head.T != len(labels):
+            raise AttentionError(f"X has {head.T} rows but there are {len(labels)} token labels")
+        return head
+
+    def _set_head(self, head: Head) -> None:
+        with param.edit_constant(self):
+            self.param.update(head=head)
+
+    # -- changing ------------------------------------------------------------
+
+    def apply(self, **changes) -> bool:
+        """Change any inputs together; compute once; refuse (and say why) if the core does.
+
+        Returns True when the change was taken.
+        """
+        unknown = set(changes) - set(INPUTS) - {"query", "preset"}
+        if unknown:
+            raise TypeError(f"not an input of HeadState: {', '.join(sorted(unknown))}")
+        try:
+            if "normaliser" in changes and changes["normaliser"] not in NORMALISERS:
+                raise AttentionError(
+                    f"normaliser is {changes['normaliser']!r}; expected one of {', '.join(NORMALISERS)}"
+                )
+            if "x_scale" in changes:
+                changes["x_scale"] = as_finite_number("x_scale", changes["x_scale"])
+            for name in ("X", "W_Q", "W_K", "W_V"):
+                if name in changes:
+                    changes[name] = np.array(changes[name], dtype=float)
+            if "tokens" in changes:
+                changes["tokens"] = list(check_labels(changes["tokens"]))
+            head = self._compute(self._inputs(**changes))
+            query = changes.get("query", self.query)
+            if not isinstance(query, (int, np.integer)) or not 0 <= query < head.T:
+                if "query" in changes:
+                    raise AttentionError(f"query is {query!r}; expected a token index from 0 to {head.T - 1}")
+                query = head.T - 1  # the old query fell off the end when tokens were removed
+            changes["query"] = int(query)
+        except (AttentionError, ValueError, TypeError) as exc:
+            self.message = str(exc)
+            return False
+        if "preset" not in changes and set(changes) - {"query"}:
+            changes["preset"] = ""
+        with param.parameterized.batch_call_watchers(self):
+            self.param.update(**changes, message="")
+            self._set_head(head)
+        return True
+
+    def set_x(self, token: int, component: int, value) -> bool:
+        """One slider's worth of change: X[token, component] = value."""
+        try:
+            v = as_finite_number(f"{self.labels[token]}[{component}]", value)
+        except (AttentionError, IndexError) as exc:
+            self.message = str(exc)
+            return False
+        X = np.array(self.X, dtype=float)
+        X[token, component] = v
+        return self.apply(X=X)
+
+    def load(self, preset: Preset | str) -> bool:
+        """Load a preset by object or name."""
+        if isinstance(preset, str):
+            if preset not in PRESETS:
+                self.message = f"there is no preset called '{preset}'; try one of {', '.join(PRESETS)}"
+                return False
+            preset = PRESETS[preset]
+        return self.apply(
+            tokens=list(preset.tokens),
+            X=np.array(preset.X),
+            W_Q=np.array(preset.W_Q),
+            W_K=np.array(preset.W_K),
+            W_V=np.array(preset.W_V),
+            query=preset.tokens.index(preset.query),
+            preset=preset.name,
+            **preset.options(),
+        )
+
+    def reset(self) -> bool:
+        return self.load("chapter")

@@ -1,0 +1,196 @@
+"""What each figure shows, as plain column dicts, computed from a Head.
+
+The served widget assigns these to its ColumnDataSources; the static
+export's JavaScript port (static/attention.js) builds the same dicts in the
+browser, and tests/test_parity.py holds the two to 1e-9.  So everything here
+is plain numbers and strings: no Bokeh, no Panel.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+from core.attention import Head
+from core.trace import Trace, fmt, fmt_vector, trace
+
+# Colour limits never shrink below this, so a row of near-zero scores is not
+# painted at full saturation.
+MIN_SCORE_LIMIT = 1.0
+
+
+def matrix_cells(
+    M: np.ndarray, row_labels, col_labels, hidden: np.ndarray | None = None, hidden_text: str = "−∞"
+) -> dict:
+    """One rectangle per entry: x is the column, y the row; hidden cells get NaN (grey) and `hidden_text`."""
+    rows, cols = M.shape
+    y, x = np.divmod(np.arange(rows * cols), cols)
+    value = np.array(M, dtype=float).ravel()
+    if hidden is not None:
+        value = np.where(hidden.ravel(), np.nan, value)
+    return {
+        "x": x.astype(float).tolist(),
+        "y": y.astype(float).tolist(),
+        "value": value.tolist(),
+        "text": [hidden_text if np.isnan(v) else fmt(v) for v in value],
+        "row": [str(row_labels[i]) for i in y],
+        "col": [str(col_labels[j]) for j in x],
+    }
+
+
+def score_limit(M: np.ndarray) -> float:
+    """Half-width of the diverging colour range: the largest finite |score|, at least 1."""
+    finite = np.abs(M[np.isfinite(M)])
+    return float(max(MIN_SCORE_LIMIT, finite.max() if finite.size else 0.0))
+
+
+def weight_limits(W: np.ndarray) -> tuple[float, float]:
+    """Colour range for weights: 0..1, widened when raw scores are used as weights."""
+    return float(min(0.0, W.min())), float(max(1.0, W.max()))
+
+
+def row_outline(i: int, columns: int) -> dict:
+    """The frame around the chosen query's row."""
+    return {"x": [(columns - 1) / 2], "y": [float(i)], "width": [float(columns)], "height": [1.0]}
+
+
+MATRICES = ("scores", "scaled", "weights", "Q", "K", "V")
+
+
+def heatmaps(head: Head, labels) -> dict:
+    """Cells and colour limits for the three [T, T] heatmaps and the three [T, d] matrices."""
+    dims = [str(k) for k in range(head.d)]
+    cells, limits = {}, {}
+    # Raw scores are shown whole, as Q·Kᵀ computes them; the mask greys out
+    # the later keys from the scaled scores on, where the chapter applies it.
+    cells["scores"] = matrix_cells(head.scores, labels, labels)
+    limits["scores"] = _symmetric(score_limit(head.scores))
+    cells["scaled"] = matrix_cells(head.masked, labels, labels, head.future)
+    limits["scaled"] = _symmetric(score_limit(head.masked))
+    cells["weights"] = matrix_cells(head.weights, labels, labels, head.future, hidden_text="0")
+    limits["weights"] = weight_limits(head.weights)
+    qkv_limit = _symmetric(score_limit(np.concatenate([head.Q, head.K, head.V])))
+    for name, M in (("Q", head.Q), ("K", head.K), ("V", head.V)):
+        cells[name] = matrix_cells(M, labels, dims)
+        limits[name] = qkv_limit
+    return {"cells": cells, "limits": limits}
+
+
+def _symmetric(limit: float) -> tuple[float, float]:
+    return -limit, limit
+
+
+def view_data(head: Head, i: int, labels, dims=(0, 1)) -> dict:
+    """Everything the figures and text panels show for query i: one dict, one update."""
+    t = trace(head, i, labels)
+    data = heatmaps(head, labels)
+    data["outline"] = row_outline(i, head.T)
+    data["blend"] = blend(head, i, labels, dims)
+    data["bounds"] = blend_bounds(data["blend"])
+    data["steps"] = steps_html(t)
+    data["checks"] = checks_html(t, labels)
+    return data
+
+
+def convex_hull(xs, ys) -> tuple[list[float], list[float]]:
+    """Andrew's monotone chain; collinear points are dropped, duplicates too."""
+    pts = sorted(set(zip((float(v) for v in xs), (float(v) for v in ys))))
+    if len(pts) <= 2:
+        return [p[0] for p in pts], [p[1] for p in pts]
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower: list = []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    upper: list = []
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    hull = lower[:-1] + upper[:-1]
+    return [p[0] for p in hull], [p[1] for p in hull]
+
+
+def blend_dims(d: int, dims=(0, 1)) -> tuple[int, int | None]:
+    """The two value coordinates to plot; with d = 1 there is only one (y is 0)."""
+    a = min(max(int(dims[0]), 0), d - 1)
+    if d == 1:
+        return a, None
+    b = min(max(int(dims[1]), 0), d - 1)
+    return a, (b if b != a else (a + 1) % d)
+
+
+def blend(head: Head, i: int, labels, dims=(0, 1)) -> dict:
+    """The value points, their hull, query i's output and a link to each value, weighted."""
+    a, b = blend_dims(head.d, dims)
+    vx = head.V[:, a]
+    vy = head.V[:, b] if b is not None else np.zeros(head.T)
+    out = head.output[i]
+    ox, oy = float(out[a]), float(out[b]) if b is not None else 0.0
+    w = head.weights[i]
+    strength = np.clip(np.abs(w), 0.0, 1.0)
+    hx, hy = convex_hull(vx, vy)
+    return {
+        "values": {
+            "x": vx.tolist(),
+            "y": vy.tolist(),
+            "label": [str(k) for k in labels],
+            "weight": w.tolist(),
+            "text": [fmt(v) for v in w],
+        },
+        "hull": {"x": hx, "y": hy},
+        "output": {"x": [ox], "y": [oy], "label": [f"output of {labels[i]}"], "text": [fmt_vector(out)]},
+        "links": {
+            "x0": [ox] * head.T,
+            "y0": [oy] * head.T,
+            "x1": vx.tolist(),
+            "y1": vy.tolist(),
+            "alpha": (0.08 + 0.92 * strength).tolist(),
+            "width": (1.0 + 7.0 * strength).tolist(),
+        },
+        "axes": {"x": f"value[{a}]", "y": f"value[{b}]" if b is not None else "(d = 1)"},
+    }
+
+
+def blend_bounds(data: dict, margin: float = 0.15) -> tuple[float, float, float, float]:
+    """A box around everything the blend plot draws, with a margin, never degenerate."""
+    xs = data["values"]["x"] + data["output"]["x"]
+    ys = data["values"]["y"] + data["output"]["y"]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    span = max(x1 - x0, y1 - y0, 1.0)
+    pad = margin * span
+    return x0 - pad, x1 + pad, y0 - pad, y1 + pad
+
+
+def steps_html(trace: Trace) -> str:
+    """The six steps as an HTML table; every label is escaped."""
+    rows = []
+    for step in trace.steps:
+        lines = "<br>".join(html.escape(line) for line in step.lines)
+        rows.append(
+            f'<tr><th scope="row">{step.number}</th><td class="step-name">{html.escape(step.name)}</td>'
+            f'<td class="step-lines">{lines}</td></tr>'
+        )
+    return f'<table class="steps">{"".join(rows)}</table>'
+
+
+def checks_html(trace: Trace, labels) -> str:
+    """The row's sanity checks, each with a tick or a warning sign."""
+    c = trace.checks
+    sums_to_one = abs(c.row_sum - 1.0) < 1e-9
+    items = [
+        (sums_to_one, f"row sums to {fmt(c.row_sum, 6)}"),
+        (c.masked_max == 0.0, f"largest weight on a masked key: {fmt(c.masked_max, 6)}"),
+        (True, f"largest weight {fmt(c.max_weight)} on '{labels[c.max_key]}'"),
+        (True, "entropy " + (f"{fmt(c.entropy, 3)} nats" if c.entropy is not None else "undefined here")),
+    ]
+    lis = "".join(
+        f'<li class="{"ok" if ok else "warn"}">{"✓" if ok else "⚠"} {html.escape(text)}</li>'
+        for ok, text in items
+    )
+    return f'<ul class="checks">{lis}</ul>'
