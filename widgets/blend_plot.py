@@ -79,7 +79,7 @@ class BlendPlot:
         fig.add_tools(HoverTool(renderers=[out], tooltips=[("", "@label"), ("output", "@text")]))
 
     def update(self, data: dict, bounds, *, reframe: bool = False) -> None:
-        """New points in place; the ranges move only when something would leave the frame (or on `reframe`)."""
+        """New points in place; ranges move only when something would leave the frame, or on `reframe`."""
         self.values.data = data["values"]
         self.hull.data = data["hull"]
         self.output.data = data["output"]
