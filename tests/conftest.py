@@ -1,0 +1,96 @@
+"""Shared test fixtures: Debian's Chromium for pytest-playwright, a served app, artifacts.
+
+Browser tests use pytest-playwright's `page` / `browser` / `context` fixtures;
+the launch arguments below point them at /usr/bin/chromium (Playwright's own
+browser download is never used).  `served_app` starts `panel serve` on a free
+local port and stops it afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+]
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_FLAGS}
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+@contextlib.contextmanager
+def serve(app: str = "app/main.py", *extra: str, port: int | None = None, log: Path | None = None):
+    """Run `panel serve APP` on loopback; yield its base URL (http://127.0.0.1:PORT)."""
+    port = port or free_port()
+    args = [sys.executable, "-m", "panel", "serve", str(ROOT / app), "--port", str(port),
+            "--address", "127.0.0.1", "--allow-websocket-origin", f"127.0.0.1:{port}",
+            "--allow-websocket-origin", f"localhost:{port}", *extra]
+    out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_for_http(f"{base}/{Path(app).stem}")
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if log:
+            out.close()
+
+
+@pytest.fixture(scope="module")
+def served_app(tmp_path_factory):
+    """The explorer served for a whole test module; yields the URL of /main."""
+    log = tmp_path_factory.mktemp("serve") / "panel.log"
+    with serve(log=log) as base:
+        yield f"{base}/main"
+    text = log.read_text()
+    assert "Traceback" not in text, f"the server logged an exception:\n{text[-3000:]}"
