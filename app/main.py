@@ -1,4 +1,8 @@
-"""The served explorer: `panel serve app/main.py` opens it at /main, one session per browser tab."""
+"""The served explorer: `panel serve app/main.py` opens it at /main, one session per browser tab.
+
+The first tab is the head itself; the other two take the chapter's two
+arguments about size (why ÷√d, and what a long context costs) further.
+"""
 
 import sys
 from pathlib import Path
@@ -12,4 +16,7 @@ from widgets.explorer import HeadExplorer  # noqa: E402
 
 pn.extension()
 
-HeadExplorer().servable(title="One attention head")
+pn.Tabs(
+    ("One head", HeadExplorer(sync_url=True)),
+    dynamic=True,
+).servable(title="One attention head")

@@ -58,7 +58,7 @@ def token_index(tokens: tuple[str, ...], name: str) -> int:
     """A token given by its label or by its position."""
     if name in tokens:
         return tokens.index(name)
-    if name.lstrip("-").isdigit() and 0 <= int(name) < len(tokens):
+    if name.lstrip("-").isdecimal() and 0 <= int(name) < len(tokens):
         return int(name)
     raise ValueError(f"unknown token {name!r}; expected one of {', '.join(tokens)} or 0 to {len(tokens) - 1}")
 

@@ -21,7 +21,9 @@ def test_chapter_preset_is_the_printed_example():
     assert CHAPTER.W_K == ((0.5, 0), (4, 0), (0, 2))
     assert CHAPTER.W_V == ((1, 0), (0, 1), (0.5, 0.5))
     assert CHAPTER.query == "it"
-    assert CHAPTER.options() == dict(scaling=True, causal=True, tied_qk=False, normaliser="softmax", x_scale=1.0)
+    assert CHAPTER.options() == dict(
+        scaling=True, causal=True, tied_qk=False, normaliser="softmax", x_scale=1.0
+    )
     assert PRESETS["chapter"] is CHAPTER
 
 

@@ -14,9 +14,10 @@ from bokeh.models import Button, Checkbox, Div, NumericInput, RadioButtonGroup, 
 
 from core.attention import NORMALISERS
 from core.presets import PRESETS
+from widgets.style import text_panel
 
 SLIDER_LOW, SLIDER_HIGH, SLIDER_STEP = -2.0, 2.0, 0.05
-SLIDER_WIDTH = 82
+SLIDERS_ROW_PX = 280  # one token's sliders share this width, whatever C is
 
 
 def slider_range(value: float) -> tuple[float, float]:
@@ -35,12 +36,12 @@ class TokenSliders:
     def rebuild(self, labels, X) -> None:
         """New sliders for a new set of tokens or a new width C (never during a drag)."""
         self.sliders = [
-            [self._slider(f"{label}[{c}]", float(v), t, c) for c, v in enumerate(vector)]
+            [self._slider(f"{label}[{c}]", float(v), t, c, len(vector)) for c, v in enumerate(vector)]
             for t, (label, vector) in enumerate(zip(labels, X))
         ]
         self.layout.children = [row(*line, css_classes=["token-row"]) for line in self.sliders]
 
-    def _slider(self, title: str, value: float, t: int, c: int) -> Slider:
+    def _slider(self, title: str, value: float, t: int, c: int, width: int) -> Slider:
         low, high = slider_range(value)
         return Slider(
             title=title,
@@ -48,7 +49,7 @@ class TokenSliders:
             start=low,
             end=high,
             step=SLIDER_STEP,
-            width=SLIDER_WIDTH,
+            width=SLIDERS_ROW_PX // width - 6,
             name=f"x-{t}-{c}",
             format="0[.]00",
             tags=[t, c],
@@ -119,7 +120,7 @@ class HeadControls:
         self.reset = Button(
             label="Reset to the chapter's example", name="reset", button_type="default", width=280
         )
-        self.message = Div(text="", name="message", css_classes=["message"], width=280)
+        self.message = text_panel("", name="message", width=280)
         self.tokens = TokenSliders(labels, X)
         self.layout = column(
             self.preset,

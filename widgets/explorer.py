@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import html
 import logging
+from functools import partial
 
 import panel as pn
 import param
 
 from core.attention import NORMALISERS
-from widgets.controls import CUSTOM
+from widgets.controls import CUSTOM, query_options
+from widgets.editor import WEIGHTS, HeadEditor
 from widgets.page import HeadPage
 from widgets.state import HeadState
+from widgets.url_state import apply_params, encode
 from widgets.viewdata import view_data
 
 log = logging.getLogger(__name__)
@@ -27,12 +30,15 @@ class HeadExplorer(pn.viewable.Viewer):
     """One student's explorer: its own state and its own Bokeh models."""
 
     state = param.ClassSelector(class_=HeadState)
+    sync_url = param.Boolean(default=False, doc="Read settings from the page's URL; keep it current")
     updates = param.Integer(default=0, doc="How many times the views were redrawn (for tests and benchmarks)")
 
     def __init__(self, **params):
         params.setdefault("state", HeadState())
         super().__init__(**params)
         s = self.state
+        if self.sync_url and pn.state.session_args:
+            apply_params(s, dict(pn.state.session_args))
         self._shape = self._shape_of()
         self.page = HeadPage(
             view_data(s.head, s.query, s.labels),
@@ -49,10 +55,16 @@ class HeadExplorer(pn.viewable.Viewer):
             title="<h1>One attention head</h1><p>Drag a token's vector, pick the query token, and watch "
             "how it divides its attention and where its output lands.</p>",
         )
+        self.editor = HeadEditor(
+            s.labels, {n: getattr(s, n) for n in WEIGHTS}, C=s.head.C, d=s.head.d, dims=s.dims
+        )
         self._syncing = False  # True while the state writes into the controls
+        self._dragging = False  # True while a slider move is applied: the URL waits for the release
         self._wire_controls()
-        s.param.watch(self._redraw, ["head", "query"])
-        s.param.watch(self._show_message, ["message"])
+        self._wire_editor()
+        s.param.watch(self._redraw, ["head", "query", "dims"])
+        s.param.watch(lambda event: self._show_message(event.new), ["message"])
+        self._show_message(s.message)
 
     # -- controls → state ----------------------------------------------------
 
@@ -65,7 +77,9 @@ class HeadExplorer(pn.viewable.Viewer):
         c.normaliser.on_change(
             "active", self._guard(lambda new: self.state.apply(normaliser=NORMALISERS[new]))
         )
-        c.x_scale.on_change("value", self._guard(self._set_x_scale))
+        c.x_scale.on_change(
+            "value", self._guard(self._needs_number("Multiply X by", lambda v: self.state.apply(x_scale=v)))
+        )
         c.preset.on_change("value", self._guard(lambda new: new != CUSTOM and self.state.load(new)))
         c.reset.on_click(lambda event: self._safely(self.state.reset))
         self._wire_sliders()
@@ -73,14 +87,48 @@ class HeadExplorer(pn.viewable.Viewer):
     def _wire_sliders(self) -> None:
         for slider in self.page.controls.tokens.flat:
             t, c = slider.tags
-            slider.on_change("value", self._guard(lambda new, t=t, c=c: self.state.set_x(t, c, new)))
+            slider.on_change("value", self._guard(partial(self._drag, t, c)))
+            slider.on_change("value_throttled", lambda attr, old, new: self._write_url())
 
-    def _set_x_scale(self, new) -> None:
-        if new is None:  # the box was cleared or held text: put the last good value back
-            self.state.message = "Multiply X by needs a number; kept the last one."
-            self._sync_controls(False, set())
-        else:
-            self.state.apply(x_scale=new)
+    def _drag(self, t: int, c: int, new) -> None:
+        self._dragging = True
+        try:
+            self.state.set_x(t, c, new)
+        finally:
+            self._dragging = False
+
+    def _wire_editor(self) -> None:
+        e, s = self.editor, self.state
+        e.labels.on_change("value", self._guard(s.set_labels))
+        e.add.on_click(lambda event: self._safely(s.add_token))
+        e.remove.on_click(lambda event: self._safely(lambda: s.remove_token(s.query)))
+        e.C.on_change("value", self._guard(self._needs_number("C", lambda v: s.set_widths(C=v))))
+        e.d.on_change("value", self._guard(self._needs_number("d", lambda v: s.set_widths(d=v))))
+        e.dim_x.on_change("value", self._guard(lambda new: s.apply(dims=[int(new), s.dims[1]])))
+        e.dim_y.on_change("value", self._guard(lambda new: s.apply(dims=[s.dims[0], int(new)])))
+        self._wire_grids()
+
+    def _wire_grids(self) -> None:
+        for name in self.editor.grids:
+            self._wire_grids_of(name)
+
+    def _wire_grids_of(self, name: str) -> None:
+        for box in self.editor.grids[name].flat:
+            r, c = box.tags
+            set_entry = partial(self.state.set_weight, name, r, c)
+            box.on_change("value", self._guard(self._needs_number(f"{name}[{r}, {c}]", set_entry)))
+
+    def _needs_number(self, field: str, action):
+        """Wrap a number box's action: an emptied box (Bokeh sends None) restores the last good value."""
+
+        def run(new):
+            if new is None:
+                self.state.message = f"{field} needs a number; kept the last one."
+                self._sync_controls(False, set())
+            else:
+                action(new)
+
+        return run
 
     def _guard(self, action):
         """A Bokeh on_change callback that ignores our own writes and never lets an error escape."""
@@ -106,7 +154,7 @@ class HeadExplorer(pn.viewable.Viewer):
 
     def _redraw(self, *events) -> None:
         s = self.state
-        data = view_data(s.head, s.query, s.labels)
+        data = view_data(s.head, s.query, s.labels, s.dims)
         shape = self._shape_of()
         reshape = shape != self._shape
         self._shape = shape
@@ -115,18 +163,35 @@ class HeadExplorer(pn.viewable.Viewer):
             self.page.update(data, s.labels, d=s.head.d, reshape=reshape)
             self._sync_controls(reshape, changed)
         self.updates += 1
+        if not self._dragging:
+            self._write_url()
+
+    def _write_url(self) -> None:
+        """Put the settings in the address bar, so a copied link opens the same head."""
+        if self.sync_url and pn.state.location is not None:
+            pn.state.location.update_query(**encode(self.state))
 
     def _sync_controls(self, reshape: bool, changed: set) -> None:
         """Make the controls show the state after a change that did not come from them."""
-        s, c = self.state, self.page.controls
+        s, c, e = self.state, self.page.controls, self.editor
         self._syncing = True
         try:
             if reshape:
                 c.tokens.rebuild(s.labels, s.X)
                 self._wire_sliders()
-                c.query.options = [(str(i), label) for i, label in enumerate(s.labels)]
+                c.query.options = query_options(s.labels)
             elif "head" in changed:
                 c.tokens.set_values(s.X)
+            e.labels.value = ", ".join(s.labels)
+            e.C.value, e.d.value = s.head.C, s.head.d
+            for name, grid in e.grids.items():
+                W = getattr(s, name)
+                if grid.shape != W.shape:
+                    grid.rebuild(W)
+                    self._wire_grids_of(name)
+                else:
+                    grid.set_values(W)
+            e.set_dims(s.head.d, s.dims)
             c.query.value = str(s.query)
             c.scaling.active = s.scaling
             c.causal.active = s.causal
@@ -137,10 +202,17 @@ class HeadExplorer(pn.viewable.Viewer):
         finally:
             self._syncing = False
 
-    def _show_message(self, event) -> None:
-        text = event.new
+    def _show_message(self, text: str) -> None:
         with pn.io.hold():
             self.page.controls.message.text = f'<div class="alert">{html.escape(text)}</div>' if text else ""
 
     def __panel__(self):
-        return pn.pane.Bokeh(self.page.layout)
+        return pn.Column(
+            pn.pane.Bokeh(self.page.layout),
+            pn.Card(
+                pn.pane.Bokeh(self.editor.layout),
+                title="Edit the head",
+                collapsed=False,
+                sizing_mode="stretch_width",
+            ),
+        )

@@ -8,15 +8,15 @@ data: Python on the server, or static/attention.js in the browser.
 from __future__ import annotations
 
 from bokeh.layouts import column, row
-from bokeh.models import Div
 
 from widgets.blend_plot import BlendPlot
 from widgets.controls import HeadControls
 from widgets.matrix_plot import MatrixPlot
+from widgets.style import text_panel
 
 # Which matrix goes in which figure, with its title and colour scheme.
 MATRIX_FIGURES = (
-    ("weights", "Weights: softmax of each row (rows sum to 1)", "weights"),
+    ("weights", "Weights: how each query divides its attention", "weights"),
     ("scores", "Scores Q·Kᵀ (as computed, before the mask)", "scores"),
     ("scaled", "Scores after ÷√d and the mask", "scores"),
     ("Q", "Q = X·W_Q", "scores"),
@@ -52,12 +52,12 @@ class HeadPage:
                 max_px=460 if square else 300,
             )
         self.blend = BlendPlot(data["blend"], data["bounds"])
-        self.title = Div(text=title, name="title", css_classes=["page-title"])
-        self.steps = Div(text=data["steps"], name="steps", css_classes=["steps-panel"], width=560)
-        self.checks = Div(text=data["checks"], name="checks", css_classes=["checks-panel"], width=560)
+        self.title = text_panel(title, name="title")
+        self.steps = text_panel(data["steps"], name="steps", width=600)
+        self.checks = text_panel(data["checks"], name="checks", width=600)
         m = {k: v.figure for k, v in self.matrices.items()}
         readout = column(
-            Div(text="<h3>The steps for the chosen query</h3>", width=560),
+            text_panel("<h3>The steps for the chosen query</h3>", width=600),
             self.steps,
             self.checks,
             name="readout",

@@ -42,6 +42,24 @@ def check_labels(tokens) -> tuple[str, ...]:
     return labels
 
 
+def _as_width(name: str, value) -> int:
+    try:
+        n = float(value)
+    except (TypeError, ValueError):
+        raise AttentionError(f"{name} is {value!r}; expected a whole number from 1 to {MAX_WIDTH}") from None
+    if not (n == n and n == int(n) and 1 <= n <= MAX_WIDTH):
+        raise AttentionError(f"{name} is {value!r}; expected a whole number from 1 to {MAX_WIDTH}")
+    return int(n)
+
+
+def _resize(M: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """M cut or zero-padded to [rows, cols]."""
+    out = np.zeros((rows, cols))
+    r, c = min(rows, M.shape[0]), min(cols, M.shape[1])
+    out[:r, :c] = np.asarray(M)[:r, :c]
+    return out
+
+
 class HeadState(param.Parameterized):
     """One head's inputs, the query being inspected, and the resulting Head."""
 
@@ -56,6 +74,7 @@ class HeadState(param.Parameterized):
     normaliser = param.Selector(default="softmax", objects=list(NORMALISERS))
     x_scale = param.Number(default=1.0, doc="Multiply X before projecting")
     query = param.Integer(default=3, bounds=(0, None), doc="Index of the token being inspected")
+    dims = param.List(default=[0, 1], item_type=int, doc="The two value coordinates the blend plot shows")
     preset = param.String(default="chapter", doc="The preset last loaded, or '' once edited")
 
     head = param.Parameter(default=None, constant=True, doc="The computed head, recomputed once per change")
@@ -105,7 +124,7 @@ class HeadState(param.Parameterized):
 
         Returns True when the change was taken.
         """
-        unknown = set(changes) - set(INPUTS) - {"query", "preset"}
+        unknown = set(changes) - set(INPUTS) - {"query", "preset", "dims"}
         if unknown:
             raise TypeError(f"not an input of HeadState: {', '.join(sorted(unknown))}")
         try:
@@ -130,12 +149,94 @@ class HeadState(param.Parameterized):
         except (AttentionError, ValueError, TypeError) as exc:
             self.message = str(exc)
             return False
-        if "preset" not in changes and set(changes) - {"query"}:
+        if "dims" in changes:
+            changes["dims"] = self._check_dims(changes["dims"], head.d)
+        elif head.d != self.head.d:
+            changes["dims"] = [0, 1 if head.d > 1 else 0]
+        if "preset" not in changes and set(changes) - {"query", "dims"}:
             changes["preset"] = ""
         with param.parameterized.batch_call_watchers(self):
             self.param.update(**changes, message="")
             self._set_head(head)
         return True
+
+    @staticmethod
+    def _check_dims(dims, d: int) -> list[int]:
+        try:
+            a, b = (int(k) for k in dims)
+        except (TypeError, ValueError):
+            raise AttentionError("dims must be two value coordinates") from None
+        for k in (a, b):
+            if not 0 <= k < d:
+                raise AttentionError(f"value coordinate {k} does not exist; d is {d}")
+        if a == b and d > 1:
+            raise AttentionError("pick two different value coordinates for the blend plot")
+        return [a, b]
+
+    # -- editing -------------------------------------------------------------
+
+    def set_labels(self, text: str) -> bool:
+        """Labels typed as one comma-separated line; the count must stay the same."""
+        labels = [part.strip() for part in str(text).split(",")]
+        if len(labels) != len(self.tokens):
+            self.message = (
+                f"that gives {len(labels)} labels for {len(self.tokens)} tokens; "
+                "use Add or Remove to change the count (labels cannot contain commas)"
+            )
+            return False
+        return self.apply(tokens=labels)
+
+    def add_token(self) -> bool:
+        """Append a token with a zero vector and a fresh label."""
+        if len(self.tokens) >= EDIT_MAX_TOKENS:
+            self.message = f"the editor stops at {EDIT_MAX_TOKENS} tokens"
+            return False
+        n = len(self.tokens) + 1
+        label = next(f"t{k}" for k in range(n, n + EDIT_MAX_TOKENS + 2) if f"t{k}" not in self.tokens)
+        X = np.vstack([self.X, np.zeros((1, self.X.shape[1]))])
+        return self.apply(tokens=[*self.tokens, label], X=X)
+
+    def remove_token(self, index: int | None = None) -> bool:
+        """Remove one token (the last by default); at least one stays."""
+        if len(self.tokens) <= 1:
+            self.message = "a head needs at least one token"
+            return False
+        index = len(self.tokens) - 1 if index is None else int(index)
+        keep = [k for k in range(len(self.tokens)) if k != index]
+        query = self.query - (self.query > index)
+        return self.apply(
+            tokens=[self.tokens[k] for k in keep],
+            X=np.array(self.X)[keep],
+            query=min(max(query, 0), len(keep) - 1),
+        )
+
+    def set_widths(self, C: int | None = None, d: int | None = None) -> bool:
+        """Change the token width C or the head width d; new entries are 0, dropped ones go."""
+        try:
+            C = self.X.shape[1] if C is None else _as_width("C", C)
+            d = self.W_Q.shape[1] if d is None else _as_width("d", d)
+        except AttentionError as exc:
+            self.message = str(exc)
+            return False
+        return self.apply(
+            X=_resize(self.X, self.X.shape[0], C),
+            W_Q=_resize(self.W_Q, C, d),
+            W_K=_resize(self.W_K, C, d),
+            W_V=_resize(self.W_V, C, d),
+        )
+
+    def set_weight(self, name: str, row: int, col: int, value) -> bool:
+        """One entry of W_Q, W_K or W_V, typed as an exact number."""
+        if name not in ("W_Q", "W_K", "W_V"):
+            raise TypeError(f"not a weight matrix: {name}")
+        try:
+            v = as_finite_number(f"{name}[{row}, {col}]", value)
+        except AttentionError as exc:
+            self.message = str(exc)
+            return False
+        W = np.array(getattr(self, name), dtype=float)
+        W[row, col] = v
+        return self.apply(**{name: W})
 
     def set_x(self, token: int, component: int, value) -> bool:
         """One slider's worth of change: X[token, component] = value."""

@@ -1,0 +1,493 @@
+"""The explorer as one self-contained HTML file: no server, no network.
+
+    python -m app.export OUT.html [--preset NAME] [--fragment]
+
+Builds the same Bokeh page as the served app (widgets.page.HeadPage, from a
+HeadState loaded with the preset), inlines BokehJS, static/attention.js (the
+JavaScript port of the core) and a little glue, and wires every control with
+CustomJS instead of Python callbacks.  Each callback calls
+`AttentionHead.attend` + `AttentionHead.viewData` in the browser and writes
+the result into the same ColumnDataSources, colour mappers, ranges and Divs
+that `HeadPage.update` writes on the server.
+
+`--fragment` writes a `<div>` plus `<script>` blocks (BokehJS inlined too)
+that work pasted into any otherwise empty page.
+
+Limitation, stated in the page too: the sliders are made once for the start
+preset's shape, so the preset picker offers only presets with the same
+number of tokens, width C and head width d as the start preset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from bokeh.core.templates import get_env
+from bokeh.embed import components, file_html
+from bokeh.embed.bundle import bundle_for_objs_and_resources
+from bokeh.models import CustomJS, Div
+from bokeh.resources import INLINE
+
+from core.attention import NORMALISERS
+from core.presets import PRESETS, Preset
+from widgets.controls import CUSTOM
+from widgets.page import SQUARE, HeadPage
+from widgets.state import HeadState
+from widgets.viewdata import view_data
+
+ROOT = Path(__file__).resolve().parents[1]
+ATTENTION_JS = ROOT / "static" / "attention.js"
+EXPORT_CSS = ROOT / "static" / "export.css"
+MAX_BYTES = 2_000_000
+
+TITLE = (
+    "<h1>One attention head</h1><p>Drag a token's vector, pick the query token, and watch "
+    "how it divides its attention and where its output lands.</p>"
+)
+
+CSS = """
+html, body { margin: 0; padding: 0; }
+body { padding: 8px 12px; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+"""
+
+# The browser half: one state per embedded page, kept in a WeakMap keyed by
+# the page's preset Select (so two fragments on one page do not share it).
+# It mirrors HeadState.apply / load, HeadExplorer._redraw / _sync_controls and
+# HeadPage.update.  Every label reaches the DOM as text: Select options,
+# slider titles, axis ticks and hover fields are text in Bokeh; the message
+# is escaped here; steps and checks come escaped from viewData.
+GLUE_JS = r"""
+(function () {
+  "use strict";
+  const NORMALISERS = __NORMALISERS__;
+  const SQUARE = __SQUARE__;
+  const CUSTOM = __CUSTOM__;
+  const states = new WeakMap();
+
+  function esc(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+  }
+
+  function sliderRange(v) {
+    const t = Math.trunc(v);
+    return [Math.min(-2.0, t - (v < 0 ? 1 : 0)), Math.max(2.0, t + (v > 0 ? 1 : 0))];
+  }
+
+  function fromPreset(p) {
+    return {
+      tokens: p.tokens.slice(), X: p.X.map(r => r.slice()), W_Q: p.W_Q, W_K: p.W_K, W_V: p.W_V,
+      scaling: p.scaling, causal: p.causal, tied_qk: p.tied_qk, normaliser: p.normaliser,
+      x_scale: p.x_scale, query: p.tokens.indexOf(p.query), preset: p.name,
+    };
+  }
+
+  function stateOf(M) {
+    let s = states.get(M.controls.preset);
+    if (s === undefined) {
+      const data = JSON.parse(M.controls.preset.tags[0]);
+      s = {data: data, inputs: data.start, syncing: false, message: ""};
+      states.set(M.controls.preset, s);
+    }
+    return s;
+  }
+
+  function setMessage(M, s, text) {
+    s.message = text;
+    M.controls.message.text = text ? '<div class="alert">' + esc(text) + "</div>" : "";
+  }
+
+  function assignData(source, value) {
+    source.data = source.data instanceof Map ? new Map(Object.entries(value)) : value;
+  }
+
+  function overrides(axis, labels) {
+    const entries = labels.map((label, k) => [k, String(label)]);
+    axis.major_label_overrides = axis.major_label_overrides instanceof Map
+      ? new Map(entries) : Object.fromEntries(entries);
+  }
+
+  function compute(v) {
+    const head = AttentionHead.attend(v.X, v.W_Q, v.W_K, v.W_V, {
+      scaling: v.scaling, causal: v.causal, tied_qk: v.tied_qk,
+      normaliser: v.normaliser, x_scale: v.x_scale,
+    });
+    if (head.T !== v.tokens.length) {
+      throw new Error("X has " + head.T + " rows but there are " + v.tokens.length + " token labels");
+    }
+    if (!Number.isInteger(v.query) || v.query < 0 || v.query >= head.T) {
+      throw new Error("query is " + v.query + "; expected a token index from 0 to " + (head.T - 1));
+    }
+    return {head: head, data: AttentionHead.viewData(head, v.query, v.tokens, [0, 1])};
+  }
+
+  function draw(M, data, labels, relabel) {
+    for (const name of Object.keys(M.matrices)) {
+      const m = M.matrices[name];
+      const [low, high] = data.limits[name];
+      if (m.mapper.low !== low || m.mapper.high !== high) {
+        m.mapper.setv({low: low, high: high});
+        m.ink.setv({low: low, high: high});
+      }
+      assignData(m.source, data.cells[name]);
+      const square = SQUARE.indexOf(name) >= 0;
+      if (square) assignData(m.outline, data.outline);
+      if (relabel) {
+        if (square) overrides(m.xaxis, labels);
+        overrides(m.yaxis, labels);
+      }
+    }
+    const b = M.blend;
+    assignData(b.values, data.blend.values);
+    assignData(b.hull, data.blend.hull);
+    assignData(b.output, data.blend.output);
+    assignData(b.links, data.blend.links);
+    const [x0, x1, y0, y1] = data.bounds;
+    const xr = b.x_range, yr = b.y_range;
+    if (relabel || x0 < xr.start || x1 > xr.end || y0 < yr.start || y1 > yr.end) {
+      xr.setv({start: x0, end: x1});
+      yr.setv({start: y0, end: y1});
+    }
+    b.xaxis.axis_label = data.blend.axes.x;
+    b.yaxis.axis_label = data.blend.axes.y;
+    M.steps.text = data.steps;
+    M.checks.text = data.checks;
+  }
+
+  function syncControls(M, s, relabel) {
+    const v = s.inputs, c = M.controls;
+    s.syncing = true;
+    try {
+      M.sliders.forEach((line, t) => line.forEach((slider, k) => {
+        const x = v.X[t][k];
+        const [low, high] = sliderRange(x);
+        const change = {};
+        if (slider.start !== low) change.start = low;
+        if (slider.end !== high) change.end = high;
+        if (slider.value !== x) change.value = x;
+        if (relabel) change.title = v.tokens[t] + "[" + k + "]";
+        if (Object.keys(change).length) slider.setv(change);
+      }));
+      if (relabel) c.query.options = v.tokens.map((label, k) => [String(k), String(label)]);
+      if (c.query.value !== String(v.query)) c.query.value = String(v.query);
+      if (c.scaling.active !== v.scaling) c.scaling.active = v.scaling;
+      if (c.causal.active !== v.causal) c.causal.active = v.causal;
+      if (c.tied_qk.active !== v.tied_qk) c.tied_qk.active = v.tied_qk;
+      const n = NORMALISERS.indexOf(v.normaliser);
+      if (c.normaliser.active !== n) c.normaliser.active = n;
+      if (c.x_scale.value !== v.x_scale) c.x_scale.value = v.x_scale;
+      const preset = v.preset || CUSTOM;
+      if (c.preset.value !== preset) c.preset.value = preset;
+    } finally {
+      s.syncing = false;
+    }
+  }
+
+  // HeadState.apply: compute once; refuse (and say why) if the core does.
+  function apply(M, s, changes) {
+    const next = Object.assign({}, s.inputs, changes);
+    if (!("preset" in changes) && Object.keys(changes).some(k => k !== "query")) next.preset = "";
+    let result;
+    try {
+      result = compute(next);
+    } catch (err) {
+      setMessage(M, s, err && err.message ? err.message : String(err));
+      syncControls(M, s, false);
+      return false;
+    }
+    const relabel = JSON.stringify(next.tokens) !== JSON.stringify(s.inputs.tokens);
+    s.inputs = next;
+    draw(M, result.data, next.tokens, relabel);
+    syncControls(M, s, relabel);
+    setMessage(M, s, "");
+    return true;
+  }
+
+  function load(M, s, name) {
+    const p = s.data.presets[name];
+    if (p === undefined) {
+      setMessage(M, s, "there is no preset called '" + name + "' in this page");
+      syncControls(M, s, false);
+      return false;
+    }
+    return apply(M, s, fromPreset(p));
+  }
+
+  function handle(kind, obj, M) {
+    const s = stateOf(M);
+    if (s.syncing) return;
+    try {
+      if (kind === "x") {
+        const t = obj.tags[0], k = obj.tags[1], value = obj.value;
+        if (typeof value !== "number" || !Number.isFinite(value)) {
+          setMessage(M, s, s.inputs.tokens[t] + "[" + k + "] needs a finite number");
+          syncControls(M, s, false);
+          return;
+        }
+        const X = s.inputs.X.map(r => r.slice());
+        X[t][k] = value;
+        apply(M, s, {X: X});
+      } else if (kind === "query") {
+        apply(M, s, {query: parseInt(obj.value, 10)});
+      } else if (kind === "scaling" || kind === "causal" || kind === "tied_qk") {
+        apply(M, s, {[kind]: Boolean(obj.active)});
+      } else if (kind === "normaliser") {
+        apply(M, s, {normaliser: NORMALISERS[obj.active]});
+      } else if (kind === "x_scale") {
+        const value = obj.value;
+        if (value === null || value === undefined || typeof value !== "number" || !Number.isFinite(value)) {
+          setMessage(M, s, "Multiply X by needs a number; kept the last one.");
+          syncControls(M, s, false);
+        } else {
+          apply(M, s, {x_scale: value});
+        }
+      } else if (kind === "preset") {
+        if (obj.value !== CUSTOM) load(M, s, obj.value);
+      } else if (kind === "reset") {
+        load(M, s, s.data.reset);
+      }
+    } catch (err) {  // a bug must not break the page: say so, keep the last state
+      console.error(err);
+      setMessage(M, s, "That change could not be applied (" + (err && err.name ? err.name : "Error") + ").");
+    }
+  }
+
+  window.HeadExport = {handle: handle, states: states, escape: esc};
+})();
+"""
+
+TEMPLATE = """{% extends "file.html.jinja" %}
+{% block preamble %}
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+{{ head_scripts }}
+{% endblock %}
+"""
+
+
+def _script(text: str) -> str:
+    """A <script> element holding `text`; a literal "</script" inside is split so it cannot close it."""
+    return "<script>\n" + text.replace("</script", "<\\/script") + "\n</script>"
+
+
+def preset_json(p: Preset) -> dict:
+    data = asdict(p)
+    data.pop("note", None)
+    return data
+
+
+def _shape(p: Preset) -> tuple[int, int, int]:
+    return len(p.X), len(p.X[0]), len(p.W_Q[0])
+
+
+def compatible_presets(start: Preset, presets: dict[str, Preset]) -> dict[str, Preset]:
+    """The presets the page can load: the ones with the start preset's T, C and d."""
+    return {name: p for name, p in presets.items() if _shape(p) == _shape(start)}
+
+
+def build_page(preset: str | Preset = "chapter", presets: dict[str, Preset] | None = None) -> HeadPage:
+    """The served app's page for one preset, wired with CustomJS for the browser."""
+    presets = dict(PRESETS if presets is None else presets)
+    start = preset if isinstance(preset, Preset) else presets[preset]
+    presets.setdefault(start.name, start)
+    state = HeadState()
+    if not state.load(start):
+        raise SystemExit(f"the preset {start.name!r} cannot be loaded: {state.message}")
+    page = HeadPage(
+        view_data(state.head, state.query, state.labels),
+        state.labels,
+        state.X,
+        d=state.head.d,
+        query=state.query,
+        scaling=state.scaling,
+        causal=state.causal,
+        tied_qk=state.tied_qk,
+        normaliser=state.normaliser,
+        x_scale=state.x_scale,
+        preset=state.preset,
+        title=TITLE,
+    )
+    offered = compatible_presets(start, presets)
+    _restrict_presets(page, start, offered, presets)
+    data = {
+        "presets": {name: preset_json(p) for name, p in offered.items()},
+        "reset": "chapter" if "chapter" in offered else start.name,
+        "start": {
+            "tokens": list(state.labels),
+            "X": state.X.tolist(),
+            "W_Q": state.W_Q.tolist(),
+            "W_K": state.W_K.tolist(),
+            "W_V": state.W_V.tolist(),
+            "scaling": state.scaling,
+            "causal": state.causal,
+            "tied_qk": state.tied_qk,
+            "normaliser": state.normaliser,
+            "x_scale": state.x_scale,
+            "query": state.query,
+            "preset": state.preset,
+        },
+    }
+    page.controls.preset.tags = [json.dumps(data)]
+    _wire(page)
+    return page
+
+
+def _restrict_presets(page: HeadPage, start: Preset, offered: dict, presets: dict) -> None:
+    c = page.controls
+    c.preset.options = [(name, p.title) for name, p in offered.items()] + [(CUSTOM, "(your own edits)")]
+    if "chapter" not in offered:
+        c.reset.label = f"Reset to “{start.title}”"
+    left_out = len(presets) - len(offered)
+    if left_out:
+        T, C, d = _shape(start)
+        note = Div(
+            text=f"This offline copy offers only the presets with {T} tokens, C = {C} and d = {d} "
+            f"({left_out} other{'s' if left_out != 1 else ''} need{'' if left_out != 1 else 's'} the "
+            "served explorer or another export).",
+            name="preset-note",
+            css_classes=["preset-note"],
+            width=280,
+            styles={"font-size": "12px", "color": "#555"},
+        )
+        children = list(c.layout.children)
+        children.insert(children.index(c.preset) + 1, note)
+        c.layout.children = children
+
+
+def _models(page: HeadPage) -> dict:
+    """Every model the browser's update writes, by the names HeadPage.update uses."""
+    c = page.controls
+    return {
+        "matrices": {
+            name: {
+                "source": m.source,
+                "outline": m.outline,
+                "mapper": m.mapper,
+                "ink": m.ink,
+                "xaxis": m.figure.xaxis[0],
+                "yaxis": m.figure.yaxis[0],
+            }
+            for name, m in page.matrices.items()
+        },
+        "blend": {
+            "values": page.blend.values,
+            "hull": page.blend.hull,
+            "output": page.blend.output,
+            "links": page.blend.links,
+            "x_range": page.blend.figure.x_range,
+            "y_range": page.blend.figure.y_range,
+            "xaxis": page.blend.figure.xaxis[0],
+            "yaxis": page.blend.figure.yaxis[0],
+        },
+        "steps": page.steps,
+        "checks": page.checks,
+        "controls": {
+            "preset": c.preset,
+            "query": c.query,
+            "scaling": c.scaling,
+            "causal": c.causal,
+            "tied_qk": c.tied_qk,
+            "normaliser": c.normaliser,
+            "x_scale": c.x_scale,
+            "message": c.message,
+        },
+        "sliders": c.tokens.sliders,
+    }
+
+
+def _callback(kind: str, models: dict) -> CustomJS:
+    return CustomJS(args={"M": models}, code=f"window.HeadExport.handle({json.dumps(kind)}, cb_obj, M);")
+
+
+def _wire(page: HeadPage) -> None:
+    c, models = page.controls, _models(page)
+    c.query.js_on_change("value", _callback("query", models))
+    for name in ("scaling", "causal", "tied_qk"):
+        getattr(c, name).js_on_change("active", _callback(name, models))
+    c.normaliser.js_on_change("active", _callback("normaliser", models))
+    c.x_scale.js_on_change("value", _callback("x_scale", models))
+    c.preset.js_on_change("value", _callback("preset", models))
+    c.reset.js_on_event("button_click", _callback("reset", models))
+    x = _callback("x", models)
+    for slider in c.tokens.flat:
+        slider.js_on_change("value", x)
+
+
+def head_scripts(attention_js: Path | None = None) -> str:
+    """The <style> and <script> blocks that must come before the Bokeh document: core port, then glue."""
+    path = attention_js or ATTENTION_JS
+    if not path.exists():
+        raise SystemExit(f"{path} is missing: the export needs the JavaScript port of the core")
+    css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
+    glue = (
+        GLUE_JS.replace("__NORMALISERS__", json.dumps(list(NORMALISERS)))
+        .replace("__SQUARE__", json.dumps(list(SQUARE)))
+        .replace("__CUSTOM__", json.dumps(CUSTOM))
+    )
+    return "\n".join([f"<style>{css}</style>", _script(path.read_text()), _script(glue)])
+
+
+def render(
+    preset: str | Preset = "chapter",
+    *,
+    fragment: bool = False,
+    presets: dict[str, Preset] | None = None,
+    attention_js: Path | None = None,
+) -> str:
+    """The export's HTML text: a whole page, or a fragment to paste into one."""
+    page = build_page(preset, presets)
+    scripts = head_scripts(attention_js)
+    if fragment:
+        script, div = components(page.layout)
+        bundle = bundle_for_objs_and_resources([page.layout], INLINE)
+        assert not bundle.js_files and not bundle.css_files, "INLINE resources must not link any file"
+        bokeh_js = "\n".join(bundle)
+        return "\n".join(
+            [
+                "<!-- One attention head: paste anywhere in a page's <body>. -->",
+                '<link rel="icon" href="data:,">',
+                scripts,
+                bokeh_js,
+                script,
+                f'<div class="head-export">{div}</div>',
+            ]
+        )
+    template = get_env().from_string(TEMPLATE)
+    return file_html(
+        page.layout,
+        resources=INLINE,
+        title="One attention head",
+        template=template,
+        template_variables={"head_scripts": scripts},
+    )
+
+
+def export(out: Path | str, preset: str | Preset = "chapter", **kwargs) -> Path:
+    out = Path(out)
+    text = render(preset, **kwargs)
+    out.write_text(text, encoding="utf-8")
+    size = out.stat().st_size
+    if size > MAX_BYTES:
+        print(f"warning: {out} is {size} bytes, more than {MAX_BYTES}", file=sys.stderr)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="the HTML file to write")
+    parser.add_argument("--preset", default="chapter", choices=list(PRESETS), help="the preset to start from")
+    parser.add_argument(
+        "--fragment", action="store_true", help="write a <div> and <script> blocks to paste into a page"
+    )
+    args = parser.parse_args(argv)
+    out = export(args.out, args.preset, fragment=args.fragment)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

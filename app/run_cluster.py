@@ -1,0 +1,145 @@
+"""N `panel serve` backends on loopback behind one nginx, for a demo or a test.
+
+    python -m app.run_cluster --processes 2 --port 5310
+
+Starts N backends (app.classroom's command line, each on its own loopback
+port, each accepting websockets whose Origin is the nginx address) and nginx
+with a private prefix in a temporary directory (config, pid file, logs, temp
+files all inside it: `nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'`).
+Everything stops on exit, Ctrl-C or SIGTERM.  No shell is involved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from string import Template
+
+from app.classroom import ROOT, build_argv
+
+TEMPLATE = Path(__file__).resolve().with_name("nginx.conf.template")
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def render_nginx_conf(prefix: str | Path, listen: str, backends: list[str]) -> str:
+    """The template with its ${prefix}, ${listen} and ${servers} filled in."""
+    if not backends:
+        raise ValueError("at least one backend is needed")
+    servers = "\n".join(f"        server {b} max_fails=0;" for b in backends)
+    text = Template(TEMPLATE.read_text()).safe_substitute(prefix=str(prefix), listen=listen, servers=servers)
+    if "${" in text:
+        raise ValueError("the nginx template has a field that was not filled in")
+    return text
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.25)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def cluster(
+    processes: int = 2,
+    port: int | None = None,
+    *,
+    backend_ports: list[int] | None = None,
+    session_lifetime_min: float = 1.0,
+    log_dir: Path | None = None,
+    keep_dir: bool = False,
+):
+    """Yield a dict: url (of nginx), backends [(port, Popen)], nginx (Popen), dir."""
+    port = port or free_port()
+    backend_ports = backend_ports or [free_port() for _ in range(processes)]
+    tmp = Path(tempfile.mkdtemp(prefix="attn-cluster-"))
+    tmp.chmod(0o755)  # nginx's worker (nobody) reads and writes its temp dirs here
+    logs = log_dir or tmp
+    origins = [f"127.0.0.1:{port}", f"localhost:{port}", f"{socket.gethostname()}:{port}"]
+    procs: list[subprocess.Popen] = []
+    nginx = None
+    try:
+        backends = []
+        for bp in backend_ports:
+            argv = build_argv(
+                bp, "127.0.0.1", origins, 1, session_lifetime_min=session_lifetime_min, admin=False
+            )
+            out = open(logs / f"backend-{bp}.log", "w")  # noqa: SIM115
+            p = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+            out.close()
+            procs.append(p)
+            backends.append((bp, p))
+        for bp, _ in backends:
+            wait_for_http(f"http://127.0.0.1:{bp}/main")
+        conf = tmp / "nginx.conf"
+        conf.write_text(render_nginx_conf(tmp, f"127.0.0.1:{port}", [f"127.0.0.1:{bp}" for bp in backend_ports]))
+        nginx = subprocess.Popen(
+            [NGINX, "-p", str(tmp), "-c", str(conf), "-g", "daemon off;"],
+            cwd=tmp,
+            stdout=subprocess.DEVNULL,
+            stderr=open(logs / "nginx.stderr", "w"),  # noqa: SIM115
+        )
+        url = f"http://127.0.0.1:{port}"
+        wait_for_http(f"{url}/main", timeout=20)
+        yield {"url": url, "backends": backends, "nginx": nginx, "dir": tmp}
+    finally:
+        if nginx is not None:
+            _stop(nginx)
+        for p in procs:
+            _stop(p)
+        if not keep_dir and log_dir is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(args=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m app.run_cluster", description=__doc__.split("\n\n")[0])
+    p.add_argument("--processes", type=int, default=2)
+    p.add_argument("--port", type=int, default=5310, help="nginx's port on 127.0.0.1")
+    p.add_argument("--session-lifetime", type=float, default=20.0, metavar="MINUTES")
+    ns = p.parse_args(args)
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    with cluster(ns.processes, ns.port, session_lifetime_min=ns.session_lifetime, keep_dir=False) as c:
+        print(f"nginx on {c['url']}/ in front of backends {[bp for bp, _ in c['backends']]}", flush=True)
+        print(f"config and logs in {c['dir']}; Ctrl-C stops everything", flush=True)
+        try:
+            while all(p.poll() is None for _, p in c["backends"]) and c["nginx"].poll() is None:
+                time.sleep(1)
+            print("a process exited; stopping", flush=True)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    main()

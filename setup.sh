@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian machine (as root) to serve and test the explorer:
+# Debian's Chromium (browser tests), nginx (the multi-process demo), Node.js
+# (the JavaScript parity test), then a virtual environment in .venv with the
+# pinned Python packages.  Safe to run again: it skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+echo "setup: ready (.venv)"

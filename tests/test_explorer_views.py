@@ -1,0 +1,291 @@
+"""The issue-4 explorers: saturation (why ÷√d) and long-context cost.
+
+Headless tests of the settings classes and of the views (sources rewritten in
+place, figures never rebuilt), then one Chromium test of the served page.
+"""
+
+from __future__ import annotations
+
+import math
+
+import panel as pn
+import pytest
+
+from core.cost import PRESETS, long_context_cost
+from widgets.cost_view import (
+    CUSTOM,
+    DEFAULT_PRESET,
+    CostSettings,
+    CostView,
+    frame,
+    line_columns,
+    point_columns,
+    readout_html,
+    readout_rows,
+)
+from widgets.cost_view import message_html as cost_message_html
+from widgets.saturation_view import WIDTHS, SaturationSettings, SaturationView
+from widgets.saturation_view import readout_html as saturation_readout
+
+CHAPTER_NUMBERS = ("1.6 × 10¹⁰", "≈ 33 GB", "≈ 1 TB")
+
+
+# --- saturation: settings ------------------------------------------------------
+
+
+def test_saturation_defaults_show_the_chapters_spread():
+    s = SaturationSettings()
+    assert (s.d, s.seed, s.message) == (128, 0, "")
+    assert list(s.curve.d) == list(WIDTHS)
+    assert s.point.d == 128
+    assert 10 < s.point.score_std < 12.5  # "with d = 128, raw scores have spread about 11"
+    assert 0.9 < s.point.scaled_score_std < 1.1
+    assert s.point.max_weight_raw > 0.7 > 0.3 > s.point.max_weight_scaled
+
+
+def test_saturation_changing_d_keeps_the_sweep():
+    s = SaturationSettings()
+    curve = s.curve
+    assert s.apply(d=16)
+    assert s.point.d == 16 and s.curve is curve
+    assert s.apply(seed=7)
+    assert s.curve is not curve and s.curve.seed == 7 and s.point.seed == 7
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"d": 1}, "d"),
+        ({"d": 1024}, "d"),
+        ({"d": "wide"}, "d"),
+        ({"d": float("nan")}, "d"),
+        ({"seed": -1}, "seed"),
+        ({"seed": 1.5}, "seed"),
+        ({"T": 1}, "T"),
+        ({"T": 0}, "T"),
+        ({"T": 5000}, "T"),
+        ({"trials": 0}, "trials"),
+        ({"T": 1024, "trials": 1000}, "trials"),
+    ],
+)
+def test_saturation_refuses_bad_input_and_keeps_the_last_good_state(changes, field):
+    s = SaturationSettings()
+    before = (s.d, s.seed, s.T, s.trials, s.curve, s.point)
+    assert not s.apply(**changes)
+    assert field in s.message
+    assert (s.d, s.seed, s.T, s.trials, s.curve, s.point) == before
+    assert s.apply(d=32) and s.message == ""
+
+
+def test_saturation_unknown_input_is_a_programming_error():
+    with pytest.raises(TypeError):
+        SaturationSettings().apply(width=3)
+
+
+def test_saturation_readout_names_the_numbers():
+    p = SaturationSettings(d=64).point
+    text = saturation_readout(p)
+    assert "d = 64" in text and f"{p.score_std:.1f}" in text and f"{p.max_weight_raw:.2f}" in text
+
+
+# --- saturation: view --------------------------------------------------------
+
+
+def test_saturation_view_updates_sources_in_place():
+    v = SaturationView()
+    figs = v.plots.figures
+    sources = (v.plots.curve, v.plots.marker, v.plots.reference)
+    entropy_range = v.plots.entropy.y_range
+    old_curve, old_readout = v.plots.curve.data["score_std"], v.readout.object
+
+    v.d_buttons.value = 16  # as a click would
+    assert v.settings.d == 16
+    assert v.plots.marker.data["d"] == [16, 16]
+    assert all(span.location == 16 for span in v.plots.chosen)
+    assert "d = 16" in v.readout.object and v.readout.object != old_readout
+    assert v.plots.curve.data["score_std"] == old_curve  # only the marker moved
+
+    v.T_input.value = 32
+    assert v.plots.curve.data["score_std"] != old_curve
+    assert v.plots.entropy.y_range is entropy_range
+    assert entropy_range.end == pytest.approx(1.08 * math.log(32))
+    assert v.plots.figures == figs
+    assert (v.plots.curve, v.plots.marker, v.plots.reference) == sources
+
+
+def test_saturation_view_bad_widget_input_keeps_state_with_a_message():
+    v = SaturationView()
+    point = v.settings.point
+    v.T_input.value = 5000
+    assert "T is 5000" in v.message.object
+    assert v.T_input.value == 64 and v.settings.point is point
+    v.seed_input.value = None
+    assert "seed needs a number" in v.message.object and v.seed_input.value == 0
+    v.seed_input.value = 3
+    assert v.message.object == "" and v.settings.seed == 3
+
+
+def test_views_render_standalone():
+    for view in (SaturationView(), CostView()):
+        root = pn.panel(view).get_root()
+        assert root is not None
+
+
+# --- cost: settings ------------------------------------------------------------
+
+
+def test_cost_defaults_are_the_chapters_case():
+    s = CostSettings()
+    assert (s.T, s.d, s.heads, s.element_bytes, s.preset) == (128_000, 128, 32, 2, DEFAULT_PRESET)
+    text = readout_html(s.cost, s.gpu_gb)
+    for number in CHAPTER_NUMBERS:
+        assert number in text
+    assert "13× one GPU (80 GB)" in text  # "by a factor of ten per layer"
+
+
+def test_cost_presets_and_custom():
+    s = CostSettings()
+    assert s.load("Llama 3.1 405B (128k)")
+    assert (s.heads, s.C, s.layers, s.preset) == (128, 16384, 126, "Llama 3.1 405B (128k)")
+    assert "T ≈ 18,432" in readout_html(s.cost, s.gpu_gb)  # exercise 2's crossover, with GQA
+    assert "T ≈ 49,152" in readout_html(s.cost, s.gpu_gb)  # and without, 3·C
+    assert s.apply(T=8_000) and s.preset == CUSTOM
+    assert s.apply(T=128_000) and s.preset == "Llama 3.1 405B (128k)"
+    assert not s.load("GPT-9") and "GPT-9" in s.message
+    assert CostSettings(preset="Llama 3 8B (8k)").T == 8_000
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"T": "abc"}, "T"),
+        ({"T": float("nan")}, "T"),
+        ({"T": 0}, "T"),
+        ({"T": -5}, "T"),
+        ({"T": 2_000_000}, "T"),
+        ({"d": 0}, "d"),
+        ({"heads": 2.5}, "heads"),
+        ({"kv_heads": 5}, "kv_heads"),
+        ({"kv_heads": 64}, "kv_heads"),
+        ({"layers": -1}, "layers"),
+        ({"C": None}, "C"),
+        ({"element_bytes": 0}, "element_bytes"),
+        ({"element_bytes": float("inf")}, "element_bytes"),
+        ({"gpu_gb": 40}, "GPU memory"),
+        ({"gpu_gb": 500}, "GPU memory"),
+        ({"gpu_gb": float("nan")}, "GPU memory"),
+    ],
+)
+def test_cost_refuses_bad_input_and_keeps_the_last_good_state(changes, field):
+    s = CostSettings()
+    cost, gpu = s.cost, s.gpu_gb
+    assert not s.apply(**changes)
+    assert s.message.startswith(field)
+    assert s.cost is cost and s.gpu_gb == gpu and s.T == 128_000
+    assert s.apply(gpu_gb=192) and s.message == ""
+
+
+def test_cost_rows_compare_with_one_gpu():
+    cost = long_context_cost(PRESETS[DEFAULT_PRESET])
+    rows = {what: (value, note) for what, value, note in readout_rows(cost, 192)}
+    assert rows["per layer (× 32 heads)"] == ("≈ 1 TB", "5.5× one GPU (192 GB)")
+
+
+def test_cost_plot_columns_meet_at_the_crossover():
+    cost = long_context_cost(PRESETS["Llama 3.1 405B (128k)"])
+    pts = point_columns(cost)
+    i = pts["what"].index("crossover")
+    T = pts["T"][i]
+    proj_at_cross = cost.projection_flops_per_layer / cost.inputs.T * T
+    assert pts["flops"][i] == pytest.approx(proj_at_cross)
+    low, high = frame(cost)
+    assert low <= cost.crossover_T <= high and low <= cost.inputs.T <= high
+    lines = line_columns(cost, low, high)
+    assert lines["T"][0] == pytest.approx(low) and lines["T"][-1] == pytest.approx(high)
+
+
+def test_messages_are_escaped():
+    assert "<script>" not in cost_message_html("<script>alert(1)</script>")
+
+
+# --- cost: view ------------------------------------------------------------------
+
+
+def test_cost_view_updates_in_place_and_syncs_widgets():
+    v = CostView()
+    fig, x_range, y_range = v.plot.figure, v.plot.figure.x_range, v.plot.figure.y_range
+    lines, points = v.plot.lines, v.plot.points
+    for number in CHAPTER_NUMBERS:
+        assert number in v.readout.object
+
+    v.T_slider.value = 1_000_000
+    assert v.settings.T == 1_000_000 and v.inputs["T"].value == 1_000_000
+    assert v.plot.now.location == 1_000_000
+    assert "T² = 1.0 × 10¹²" in v.readout.object
+
+    v.preset_select.value = "Llama 3.1 405B (128k)"
+    assert v.settings.heads == 128 and v.inputs["heads"].value == 128 and v.inputs["T"].value == 128_000
+    assert v.plot.cross.location == 18_432
+
+    v.inputs["kv_heads"].value = 128  # no sharing: the dashed line and its legend entry go
+    assert not v.plot.mha_item.visible and v.preset_select.value == CUSTOM
+
+    assert (v.plot.figure, v.plot.figure.x_range, v.plot.figure.y_range) == (fig, x_range, y_range)
+    assert (v.plot.lines, v.plot.points) == (lines, points)
+
+
+def test_cost_view_bad_widget_input_keeps_state_with_a_message():
+    v = CostView()
+    cost = v.settings.cost
+    v.inputs["T"].value = 0
+    assert "T is 0" in v.message.object and v.inputs["T"].value == 128_000
+    v.inputs["kv_heads"].value = 7
+    assert "kv_heads is 7" in v.message.object and v.inputs["kv_heads"].value == 8
+    v.inputs["d"].value = None
+    assert "d needs a number" in v.message.object and v.inputs["d"].value == 128
+    assert v.settings.cost is cost
+    for number in CHAPTER_NUMBERS:
+        assert number in v.readout.object
+    v.inputs["d"].value = 64
+    assert v.message.object == ""
+
+
+# --- the served page in Chromium ---------------------------------------------------
+
+
+def test_served_explorers_in_chromium(page, artifacts, tmp_path):
+    from tests.conftest import serve
+
+    log = tmp_path / "panel.log"
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    with serve("app/explorers.py", log=log) as base:
+        page.goto(f"{base}/explorers")
+        readout = page.locator(".saturation-readout")
+        readout.wait_for(timeout=30000)
+        page.wait_for_selector("text=Why divide by √d?")
+        assert "d = 128" in readout.inner_text()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(artifacts / "saturation.png"), full_page=True)
+
+        page.get_by_role("button", name="16", exact=True).click()
+        page.wait_for_function(
+            "() => { const find = (root) => { for (const el of root.querySelectorAll('*')) {"
+            " if (el.classList && el.classList.contains('saturation-readout')) return el;"
+            " if (el.shadowRoot) { const f = find(el.shadowRoot); if (f) return f; } } return null; };"
+            " const el = find(document); return el && el.innerText.includes('d = 16'); }",
+            timeout=15000,
+        )
+        assert "d = 128" not in readout.inner_text()
+
+        page.get_by_text("Long-context cost", exact=True).click()
+        cost = page.locator(".cost-readout")
+        cost.wait_for(state="visible", timeout=15000)
+        text = cost.inner_text()
+        for number in CHAPTER_NUMBERS:
+            assert number in text
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(artifacts / "cost.png"), full_page=True)
+    assert errors == []
+    assert "Traceback" not in log.read_text()

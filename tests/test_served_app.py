@@ -1,0 +1,174 @@
+"""The served explorer in Chromium: the chapter's numbers, the keyboard, the ablations, no debounce.
+
+Every expected number comes from the core (core.attention.attend and
+core.trace.trace), never from a hand-copied constant, except the chapter's
+own printed values for the starting state.  No timing asserts: the debounce
+guard counts server updates instead of measuring delays.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from bokeh.models import Model
+
+from core.attention import attend
+from core.presets import PRESETS
+from core.trace import fmt_vector, trace
+
+CHAPTER = PRESETS["chapter"]
+LABELS = CHAPTER.tokens
+START = "weights = [0.13, 0.56, 0.14, 0.18]"
+
+
+def core(x30: float = 0.2, **options):
+    """The core's head for the chapter's example with X[3, 0] = x30 and the given options."""
+    X = np.array(CHAPTER.X)
+    X[3, 0] = x30
+    return attend(X, CHAPTER.W_Q, CHAPTER.W_K, CHAPTER.W_V, **options)
+
+
+def weights_line(head, i: int = 3) -> str:
+    """The steps panel's "weights = [...]" line for query i, as the core's trace writes it."""
+    lines = [line for step in trace(head, i, LABELS).steps for line in step.lines]
+    (line,) = [line for line in lines if line.startswith("weights = ")]
+    return line
+
+
+JS_CELLS = """name => {
+    const s = Bokeh.documents[0].get_model_by_name(name);
+    return JSON.stringify({x: Array.from(s.data.x), y: Array.from(s.data.y), value: Array.from(s.data.value)});
+}"""
+
+
+def cells(page, name: str = "weights-cells") -> np.ndarray:
+    """A heatmap's source, read in the browser, as a [rows, cols] matrix (NaN for masked)."""
+    d = json.loads(page.evaluate(JS_CELLS, name))
+    x, y = np.array(d["x"], dtype=int), np.array(d["y"], dtype=int)
+    M = np.full((y.max() + 1, x.max() + 1), np.nan)
+    M[y, x] = [np.nan if v is None else v for v in d["value"]]
+    return M
+
+
+@pytest.fixture
+def explorer(served_app, page):
+    """A fresh session showing the chapter's example; console errors collected in page.errors."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(served_app)
+    page.wait_for_selector(f"text={START}", timeout=30000)
+    page.errors = errors
+    yield page
+    assert errors == [], errors
+
+
+def handle_of(page, title: str):
+    """The noUiSlider handle of the token slider titled e.g. 'it[0]' (CSS pierces the shadow roots)."""
+    group = page.locator(".bk-input-group").filter(
+        has=page.locator(".bk-slider-title", has_text=re.compile("^" + re.escape(title) + r"\b|^"
+                                                                + re.escape(title) + ":"))
+    )
+    handle = group.locator(".noUi-handle")
+    assert handle.count() == 1, f"{handle.count()} handles for {title}"
+    return handle
+
+
+def test_page_loads_with_the_chapters_numbers(explorer, artifacts):
+    steps = explorer.locator(".steps").first
+    text = steps.inner_text()
+    assert START in text
+    assert "= [0.23, 0.68]" in text
+    assert weights_line(core()) == START
+    np.testing.assert_allclose(cells(explorer)[3], core().weights[3], rtol=0, atol=1e-12)
+    # every token slider is there, titled like it[0]
+    for t, label in enumerate(LABELS):
+        for c in range(3):
+            assert explorer.evaluate(
+                f"() => Bokeh.documents[0].get_model_by_name('x-{t}-{c}').title") == f"{label}[{c}]"
+    explorer.screenshot(path=str(artifacts / "served-loaded.png"), full_page=True)
+
+
+def test_arrow_key_on_it0_moves_the_weights_to_the_cores(explorer, artifacts):
+    handle = handle_of(explorer, "it[0]")
+    handle.focus()
+    handle.press("ArrowRight")  # one step of 0.05: X[3, 0] 0.2 → 0.25
+    expected = weights_line(core(0.25))
+    assert expected != START
+    explorer.wait_for_selector(f"text={expected}", timeout=10000)
+    value = explorer.evaluate("() => Bokeh.documents[0].get_model_by_name('x-3-0').value")
+    assert value == pytest.approx(0.25, abs=1e-12)
+    np.testing.assert_allclose(cells(explorer)[3], core(0.25).weights[3], rtol=0, atol=1e-12)
+    explorer.screenshot(path=str(artifacts / "served-after-key.png"), full_page=True)
+
+
+def test_mask_off_puts_weight_above_the_diagonal(explorer, artifacts):
+    before = cells(explorer)
+    assert np.isnan(before[0, 1])  # masked: 'The' cannot see 'cat'
+    explorer.get_by_text("Causal mask (hide later tokens)").click()
+    expected = core(causal=False)
+    explorer.wait_for_selector(f"text={weights_line(expected)}", timeout=10000)
+    after = cells(explorer)
+    assert not np.isnan(after).any()
+    assert after[0, 1] > 0
+    np.testing.assert_allclose(after, expected.weights, rtol=0, atol=1e-12)
+    explorer.screenshot(path=str(artifacts / "served-mask-off.png"), full_page=True)
+
+
+def test_scaling_off_changes_the_numbers_to_the_cores(explorer):
+    explorer.get_by_text("Divide scores by √d").click()
+    expected = core(scaling=False)
+    line = weights_line(expected)
+    assert line != START
+    explorer.wait_for_selector(f"text={line}", timeout=10000)
+    assert "scaling is off" in explorer.locator(".steps").first.inner_text()
+    np.testing.assert_allclose(cells(explorer), np.where(expected.future, np.nan, expected.weights),
+                               rtol=0, atol=1e-12)
+
+
+BURST = (0.3, 0.45, 0.6, 0.75, 0.9)
+
+JS_BURST = """values => {
+    const doc = Bokeh.documents[0];
+    const source = doc.get_model_by_name('weights-cells');
+    window.__rows = [];
+    source.change.connect(() => {
+        const v = Array.from(source.data.value);
+        const n = Math.round(Math.sqrt(v.length));
+        window.__rows.push(v.slice(3 * n, 4 * n));   // row 3: the query 'it'
+    });
+    const slider = doc.get_model_by_name('x-3-0');
+    for (const v of values) slider.value = v;        // one synchronous burst
+}"""
+
+
+def test_no_debounce_every_change_of_a_burst_reaches_the_server(explorer):
+    """Five slider values set in one synchronous JS burst give five server redraws, in order.
+
+    A debounce like Panel's widgets' 50 ms (Syncable._debounce) would coalesce the burst
+    into one update with the last value; this fails if the controls take that route again.
+    """
+    explorer.evaluate(JS_BURST, list(BURST))
+    explorer.wait_for_function("n => window.__rows.length >= n", arg=len(BURST), timeout=15000)
+    explorer.wait_for_selector(f"text={weights_line(core(BURST[-1]))}", timeout=10000)
+    explorer.wait_for_timeout(500)  # let any straggling update arrive, so "exactly" is meaningful
+    rows = explorer.evaluate("() => window.__rows")
+    assert len(rows) == len(BURST), f"{len(rows)} updates for {len(BURST)} changes"
+    for got, x in zip(rows, BURST):
+        np.testing.assert_allclose(got, core(x).weights[3], rtol=0, atol=1e-12, err_msg=f"X[3,0]={x}")
+
+
+def test_the_controls_are_bokeh_widgets_in_the_page(explorer):
+    """Statically: the served controls are the plain Bokeh models, with no Panel widget in between."""
+    from widgets.explorer import HeadExplorer
+
+    c = HeadExplorer().page.controls
+    for w in (c.query, c.scaling, c.causal, c.tied_qk, c.normaliser, c.x_scale, c.preset, *c.tokens.flat):
+        assert isinstance(w, Model) and type(w).__module__.startswith("bokeh.models"), w
+    # and in the browser the named models are those Bokeh types (no Panel wrapper model)
+    types = explorer.evaluate("""() => ['x-3-0', 'query', 'scaling', 'causal', 'normaliser', 'x_scale', 'preset']
+        .map(n => Bokeh.documents[0].get_model_by_name(n).type)""")
+    assert types == ["Slider", "Select", "Checkbox", "Checkbox", "RadioButtonGroup", "NumericInput", "Select"]

@@ -1,0 +1,179 @@
+"""The explorer's settings as URL query parameters, and back.
+
+A teacher sets a case up, copies the link, and every student who opens it
+sees the same head.  Format (all optional; anything missing takes the
+preset's value):
+
+    preset=chapter            a preset to start from (core.presets.PRESETS)
+    tokens=The,cat,sat,it     labels, comma-separated (each percent-encoded)
+    X=1,0,0;0,1,0;...         rows separated by ';', entries by ','
+    WQ=… WK=… WV=…            the weight matrices, same form
+    query=it                  the query token, by label or index
+    scale=1 mask=1 tied=0     the toggles (1/0, true/false, on/off)
+    norm=softmax              softmax | raw | top1
+    xscale=1                  the X multiplier
+    dims=0,1                  the value coordinates in the blend plot
+
+A malformed parameter is reported and left at its default; it never breaks
+the page.  Pure functions, no Panel: the explorer does the reading and writing.
+"""
+
+from __future__ import annotations
+
+import math
+from urllib.parse import quote, unquote
+
+import numpy as np
+
+from core.attention import NORMALISERS
+from core.presets import PRESETS
+
+MATRICES = {"X": "X", "WQ": "W_Q", "WK": "W_K", "WV": "W_V"}
+FLAGS = {"scale": "scaling", "mask": "causal", "tied": "tied_qk"}
+TRUE, FALSE = {"1", "true", "on", "yes"}, {"0", "false", "off", "no"}
+MAX_PARAM = 4000  # characters; far more than 16 tokens × 6 numbers need
+
+
+def number(x: float) -> str:
+    """Shortest text that reads back as the same float (repr), without a trailing '.0'."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def encode_matrix(M) -> str:
+    return ";".join(",".join(number(v) for v in row) for row in np.asarray(M, dtype=float))
+
+
+def decode_matrix(text: str) -> np.ndarray:
+    rows = [[float(v) for v in row.split(",")] for row in text.split(";")]
+    if len({len(r) for r in rows}) != 1:
+        raise ValueError("rows of different lengths")
+    M = np.array(rows, dtype=float)
+    if not np.isfinite(M).all():
+        raise ValueError("not every entry is a finite number")
+    return M
+
+
+def encode(state) -> dict[str, str]:
+    """Every setting of a HeadState (or anything with the same attributes) as query parameters."""
+    params = {
+        "preset": state.preset or "custom",
+        "tokens": ",".join(quote(t, safe="") for t in state.tokens),
+        "query": state.tokens[state.query],
+        "scale": "1" if state.scaling else "0",
+        "mask": "1" if state.causal else "0",
+        "tied": "1" if state.tied_qk else "0",
+        "norm": state.normaliser,
+        "xscale": number(state.x_scale),
+        "dims": ",".join(str(k) for k in state.dims),
+    }
+    for key, name in MATRICES.items():
+        params[key] = encode_matrix(getattr(state, name))
+    return params
+
+
+def decode(params: dict) -> tuple[dict, list[str]]:
+    """Changes for HeadState.apply (plus 'preset' and a query label), and one problem per bad parameter.
+
+    `params` maps names to a string or a list of strings (as Panel gives them); the last value wins.
+    """
+    changes: dict = {}
+    problems: list[str] = []
+
+    def value(key):
+        v = params.get(key)
+        if isinstance(v, (list, tuple)):
+            v = v[-1] if v else ""
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        return None if v is None else str(v)
+
+    def bad(key, why):
+        problems.append(f"the link's '{key}' {why}, so it was left at its default")
+
+    raw = {key: value(key) for key in params}
+    for key, text in raw.items():
+        if text is not None and len(text) > MAX_PARAM:
+            bad(key, f"is over {MAX_PARAM} characters long")
+            raw[key] = None
+
+    preset = raw.get("preset")
+    if preset and preset != "custom":
+        if preset in PRESETS:
+            changes["preset"] = preset
+        else:
+            bad("preset", f"names no preset ('{preset[:40]}')")
+    if raw.get("tokens"):
+        changes["tokens"] = [unquote(t) for t in raw["tokens"].split(",")]
+    for key, name in MATRICES.items():
+        if raw.get(key):
+            try:
+                changes[name] = decode_matrix(raw[key])
+            except ValueError:
+                bad(key, "is not a matrix of finite numbers (rows split by ';', entries by ',')")
+    for key, name in FLAGS.items():
+        text = (raw.get(key) or "").strip().lower()
+        if text in TRUE:
+            changes[name] = True
+        elif text in FALSE:
+            changes[name] = False
+        elif text:
+            bad(key, "should be 1 or 0")
+    if raw.get("norm"):
+        if raw["norm"] in NORMALISERS:
+            changes["normaliser"] = raw["norm"]
+        else:
+            bad("norm", f"should be one of {', '.join(NORMALISERS)}")
+    if raw.get("xscale"):
+        try:
+            x = float(raw["xscale"])
+            if not math.isfinite(x):
+                raise ValueError
+            changes["x_scale"] = x
+        except ValueError:
+            bad("xscale", "is not a finite number")
+    if raw.get("dims"):
+        try:
+            a, b = (int(k) for k in raw["dims"].split(","))
+            changes["dims"] = [a, b]
+        except ValueError:
+            bad("dims", "should be two whole numbers like 0,1")
+    if raw.get("query"):
+        changes["query_label"] = raw["query"]
+    return changes, problems
+
+
+def resolve_query(query_label: str, labels) -> int | None:
+    """A query given by label (preferred) or by index; None if it matches neither."""
+    labels = list(labels)
+    if query_label in labels:
+        return labels.index(query_label)
+    try:
+        i = int(query_label)
+    except ValueError:
+        return None
+    return i if 0 <= i < len(labels) else None
+
+
+def apply_params(state, params: dict) -> list[str]:
+    """Load a link's settings into `state`; return what could not be used (also shown as its message).
+
+    A preset is loaded first, then the rest on top of it.  If the rest does not fit together (say X has
+    more rows than there are labels) each part is tried alone, so every usable part still counts.
+    """
+    changes, problems = decode(params)
+    if "preset" in changes:
+        state.load(changes.pop("preset"))
+    query_label = changes.pop("query_label", None)
+    if changes and not state.apply(**changes):
+        for key, v in changes.items():
+            if not state.apply(**{key: v}):
+                problems.append(f"the link's setting for {key} was refused: {state.message}")
+    if query_label is not None:
+        i = resolve_query(query_label, state.tokens)
+        if i is None:
+            problems.append(f"the link's 'query' names no token ('{query_label[:40]}'), so it was left as is")
+        else:
+            state.apply(query=i)
+    state.message = "; ".join(problems)
+    return problems
