@@ -17,4 +17,5 @@ pn.Tabs(
     ("Why ÷√d", SaturationView()),
     ("Long-context cost", CostView()),
     name="explorers",
+    dynamic=True,  # a tab's Bokeh models are made when it is first shown
 ).servable(title="Attention: scaling and cost")

@@ -34,6 +34,7 @@ from bokeh.resources import INLINE
 
 from core.attention import NORMALISERS
 from core.presets import PRESETS, Preset
+from widgets import controls as controls_module
 from widgets.controls import CUSTOM
 from widgets.page import SQUARE, HeadPage
 from widgets.state import HeadState
@@ -182,6 +183,10 @@ GLUE_JS = r"""
       if (c.x_scale.value !== v.x_scale) c.x_scale.value = v.x_scale;
       const preset = v.preset || CUSTOM;
       if (c.preset.value !== preset) c.preset.value = preset;
+      if (c.note) {
+        const note = s.data.notes[v.preset];
+        c.note.text = note !== undefined ? note : (s.data.notes[""] || "");
+      }
     } finally {
       s.syncing = false;
     }
@@ -217,36 +222,44 @@ GLUE_JS = r"""
     return apply(M, s, fromPreset(p));
   }
 
+  // BokehJS runs CustomJS callbacks asynchronously, so the `syncing` flag
+  // alone cannot catch the echoes of syncControls' own writes: a change that
+  // asks for what the state already holds is ignored instead.
   function handle(kind, obj, M) {
     const s = stateOf(M);
     if (s.syncing) return;
+    const v = s.inputs;
     try {
       if (kind === "x") {
         const t = obj.tags[0], k = obj.tags[1], value = obj.value;
+        if (value === v.X[t][k]) return;
         if (typeof value !== "number" || !Number.isFinite(value)) {
-          setMessage(M, s, s.inputs.tokens[t] + "[" + k + "] needs a finite number");
+          setMessage(M, s, v.tokens[t] + "[" + k + "] needs a finite number");
           syncControls(M, s, false);
           return;
         }
-        const X = s.inputs.X.map(r => r.slice());
+        const X = v.X.map(r => r.slice());
         X[t][k] = value;
         apply(M, s, {X: X});
       } else if (kind === "query") {
-        apply(M, s, {query: parseInt(obj.value, 10)});
+        const q = parseInt(obj.value, 10);
+        if (q !== v.query) apply(M, s, {query: q});
       } else if (kind === "scaling" || kind === "causal" || kind === "tied_qk") {
-        apply(M, s, {[kind]: Boolean(obj.active)});
+        if (Boolean(obj.active) !== v[kind]) apply(M, s, {[kind]: Boolean(obj.active)});
       } else if (kind === "normaliser") {
-        apply(M, s, {normaliser: NORMALISERS[obj.active]});
+        const n = NORMALISERS[obj.active];
+        if (n !== v.normaliser) apply(M, s, {normaliser: n});
       } else if (kind === "x_scale") {
         const value = obj.value;
-        if (value === null || value === undefined || typeof value !== "number" || !Number.isFinite(value)) {
+        if (value === v.x_scale) return;
+        if (typeof value !== "number" || !Number.isFinite(value)) {
           setMessage(M, s, "Multiply X by needs a number; kept the last one.");
           syncControls(M, s, false);
         } else {
           apply(M, s, {x_scale: value});
         }
       } else if (kind === "preset") {
-        if (obj.value !== CUSTOM) load(M, s, obj.value);
+        if (obj.value !== CUSTOM && obj.value !== v.preset) load(M, s, obj.value);
       } else if (kind === "reset") {
         load(M, s, s.data.reset);
       }
@@ -276,8 +289,16 @@ def _script(text: str) -> str:
 
 def preset_json(p: Preset) -> dict:
     data = asdict(p)
-    data.pop("note", None)
+    data.pop("note", None)  # shown through `notes`, as HTML made by widgets.controls.preset_note
     return data
+
+
+def _notes(presets: dict[str, Preset]) -> dict[str, str]:
+    """The preset note panel's HTML per preset name ("" for your own edits), if the page has one."""
+    note = getattr(controls_module, "preset_note", None)
+    if note is None:
+        return {}
+    return {name: note(name) for name in [*presets, ""]}
 
 
 def _shape(p: Preset) -> tuple[int, int, int]:
@@ -315,6 +336,7 @@ def build_page(preset: str | Preset = "chapter", presets: dict[str, Preset] | No
     _restrict_presets(page, start, offered, presets)
     data = {
         "presets": {name: preset_json(p) for name, p in offered.items()},
+        "notes": _notes(offered),
         "reset": "chapter" if "chapter" in offered else start.name,
         "start": {
             "tokens": list(state.labels),
@@ -348,8 +370,8 @@ def _restrict_presets(page: HeadPage, start: Preset, offered: dict, presets: dic
             text=f"This offline copy offers only the presets with {T} tokens, C = {C} and d = {d} "
             f"({left_out} other{'s' if left_out != 1 else ''} need{'' if left_out != 1 else 's'} the "
             "served explorer or another export).",
-            name="preset-note",
-            css_classes=["preset-note"],
+            name="export-preset-note",
+            css_classes=["export-preset-note"],
             width=280,
             styles={"font-size": "12px", "color": "#555"},
         )
@@ -394,6 +416,7 @@ def _models(page: HeadPage) -> dict:
             "normaliser": c.normaliser,
             "x_scale": c.x_scale,
             "message": c.message,
+            "note": getattr(c, "note", None),
         },
         "sliders": c.tokens.sliders,
     }

@@ -48,11 +48,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for_http(url: str, timeout: float = 60.0) -> None:
+def wait_for_http(url: str, timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
+            with urllib.request.urlopen(url, timeout=30) as r:
                 if r.status == 200:
                     return
         except OSError:
@@ -114,9 +114,11 @@ def cluster(
         wait_for_http(f"{url}/main", timeout=20)
         yield {"url": url, "backends": backends, "nginx": nginx, "dir": tmp}
     finally:
-        if nginx is not None:
-            _stop(nginx)
-        for p in procs:
+        everything = ([nginx] if nginx is not None else []) + procs
+        for p in everything:  # all at once: each backend takes a few seconds to shut down
+            if p.poll() is None:
+                p.terminate()
+        for p in everything:
             _stop(p)
         if not keep_dir and log_dir is None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -51,11 +51,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for_http(url: str, timeout: float = 30.0) -> None:
+def wait_for_http(url: str, timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
+            with urllib.request.urlopen(url, timeout=30) as r:
                 if r.status == 200:
                     return
         except OSError:

@@ -9,6 +9,8 @@ the export) wires them.
 
 from __future__ import annotations
 
+import html
+
 from bokeh.layouts import column, row
 from bokeh.models import Button, Checkbox, Div, NumericInput, RadioButtonGroup, Select, Slider
 
@@ -79,6 +81,27 @@ def preset_options() -> list[tuple[str, str]]:
     return [(name, p.title) for name, p in PRESETS.items()] + [(CUSTOM, "(your own edits)")]
 
 
+# One or two sentences per switch on what to look for when it is flipped.
+ABLATION_NOTES = """<details><summary>What each switch shows</summary><ul class="notes">
+<li><b>÷√d off</b>: scores keep their full spread, so rows sharpen; at d = 2 only a little, at d = 128 a lot
+(see the Saturation tab).</li>
+<li><b>Mask off</b>: earlier tokens can read later ones; weights appear above the diagonal.</li>
+<li><b>W_K = W_Q</b>: a token's score against itself becomes its query's squared length, so tokens with long
+queries read mostly themselves.</li>
+<li><b>Raw scores</b>: no softmax, so weights can be negative or sum to anything, and the output can leave the
+values' hull.</li>
+<li><b>Top-1</b>: all weight on one key; drag a slider and the output jumps instead of gliding.</li>
+<li><b>Multiply X</b>: every score grows with the square of the factor, so the softmax hardens fast.</li>
+</ul></details>"""
+
+
+def preset_note(name: str) -> str:
+    preset = PRESETS.get(name)
+    return (
+        f"<p class='note'>{html.escape(preset.note)}</p>" if preset else "<p class='note'>Your own head.</p>"
+    )
+
+
 class HeadControls:
     """Preset and query pickers, the ablations, reset, the sliders, and a line for messages."""
 
@@ -98,6 +121,7 @@ class HeadControls:
         self.preset = Select(
             title="Preset", value=preset or CUSTOM, options=preset_options(), name="preset", width=280
         )
+        self.note = text_panel(preset_note(preset), name="preset-note", width=280)
         self.query = Select(
             title="Query token (the row being read)",
             value=str(query),
@@ -124,6 +148,7 @@ class HeadControls:
         self.tokens = TokenSliders(labels, X)
         self.layout = column(
             self.preset,
+            self.note,
             self.query,
             self.scaling,
             self.causal,
@@ -131,6 +156,7 @@ class HeadControls:
             Div(text="Turn scores into weights with", width=280),
             self.normaliser,
             self.x_scale,
+            text_panel(ABLATION_NOTES, width=280, name="ablation-notes"),
             self.reset,
             self.message,
             Div(text="<b>Token vectors</b> (drag, or focus a slider and use the arrow keys)", width=280),

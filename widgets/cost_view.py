@@ -300,6 +300,10 @@ def point_columns(cost: LongContextCost) -> dict[str, list]:
     }
 
 
+def cross_text(cost: LongContextCost) -> str:
+    return f"crossover T ≈ {cost.crossover_T:,.0f}"
+
+
 def y_frame(lines: dict) -> tuple[float, float]:
     values = lines["qk"] + lines["proj"] + lines["proj_mha"]
     return min(values) / 3, max(values) * 3
@@ -354,6 +358,11 @@ class CostFigure:
             text=f"T = {cost.inputs.T:,}", text_font_size="13px", text_color="#8a5a00",
         )  # fmt: skip
         fig.add_layout(self.now_label)
+        self.cross_label = Label(
+            x=cost.crossover_T, y=0, y_units="screen", x_offset=-6, y_offset=30, text_align="right",
+            text=cross_text(cost), text_font_size="13px", text_color="#444444",
+        )  # fmt: skip
+        fig.add_layout(self.cross_label)
         pts = fig.scatter(
             "T", "flops", source=self.points, size=13, marker="marker", fill_color="colour",
             line_color="#222222", line_width=1.5,
@@ -401,6 +410,7 @@ class CostFigure:
         self.now.location = cost.inputs.T
         self.now_label.update(x=cost.inputs.T, text=f"T = {cost.inputs.T:,}")
         self.cross.location = cost.crossover_T
+        self.cross_label.update(x=cost.crossover_T, text=cross_text(cost))
         self._mha.visible = cost.inputs.grouped
         self.mha_item.visible = cost.inputs.grouped
 
@@ -422,38 +432,54 @@ class CostView(pn.viewable.Viewer):
 
     settings = param.ClassSelector(class_=CostSettings)
 
+    # Built on first use (`__panel__`, or touching one of these), so constructing the view is cheap.
+    _UI = frozenset(
+        {"plot", "preset_select", "T_slider", "inputs", "gpu_slider", "readout", "message", "_layout"}
+    )
+
     def __init__(self, **params):
         params.setdefault("settings", CostSettings())
         super().__init__(**params)
+        self._built = False
+
+    def __getattr__(self, name):
+        if name in type(self)._UI and not self.__dict__.get("_built", True):
+            self._build()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _build(self) -> None:
+        """Make the figures and widgets and start listening to the settings."""
+        self._built = True
         s = self.settings
         self.plot = CostFigure(s.cost)
         self._syncing = False
         w = 110
         self.preset_select = pn.widgets.Select(
-            name="model", options=[*PRESETS, CUSTOM], value=s.preset, width=250
+            label="model", options=[*PRESETS, CUSTOM], value=s.preset, width=250
         )
         self.T_slider = pn.widgets.DiscreteSlider(
-            name="context T (tokens)",
+            label="context T (tokens)",
             options={f"{t:,}": t for t in T_STOPS},
             value=s.T if s.T in T_STOPS else T_STOPS[0],
             width=250,
         )
         self.inputs = {
-            "T": pn.widgets.IntInput(name="T exactly", value=s.T, width=w),
-            "d": pn.widgets.IntInput(name="head width d", value=s.d, width=w),
-            "heads": pn.widgets.IntInput(name="query heads", value=s.heads, width=w),
-            "kv_heads": pn.widgets.IntInput(name="K/V heads", value=s.kv_heads, width=w),
-            "layers": pn.widgets.IntInput(name="layers", value=s.layers, width=w),
-            "C": pn.widgets.IntInput(name="model width C", value=s.C, width=w),
+            "T": pn.widgets.IntInput(label="T exactly", value=s.T, width=w),
+            "d": pn.widgets.IntInput(label="head width d", value=s.d, width=w),
+            "heads": pn.widgets.IntInput(label="query heads", value=s.heads, width=w),
+            "kv_heads": pn.widgets.IntInput(label="K/V heads", value=s.kv_heads, width=w),
+            "layers": pn.widgets.IntInput(label="layers", value=s.layers, width=w),
+            "C": pn.widgets.IntInput(label="model width C", value=s.C, width=w),
             "element_bytes": pn.widgets.FloatInput(
-                name="bytes per number", value=s.element_bytes, step=0.5, width=w
+                label="bytes per number", value=s.element_bytes, step=0.5, width=w
             ),
         }
         self.gpu_slider = pn.widgets.IntSlider(
-            name="one GPU's memory (GB)", start=GPU_MEMORY_GB[0], end=GPU_MEMORY_GB[1], step=8,
+            label="one GPU's memory (GB)", start=GPU_MEMORY_GB[0], end=GPU_MEMORY_GB[1], step=8,
             value=int(s.gpu_gb), width=250,
         )  # fmt: skip
-        self.readout = pn.pane.HTML(readout_html(s.cost, s.gpu_gb), stylesheets=[READOUT_CSS], width=640)
+        self.readout = pn.pane.HTML(readout_html(s.cost, s.gpu_gb), stylesheets=[READOUT_CSS], width=900)
         self.message = pn.pane.HTML("", width=250)
 
         self.preset_select.param.watch(
@@ -532,4 +558,6 @@ class CostView(pn.viewable.Viewer):
         self.message.object = message_html(event.new)
 
     def __panel__(self):
+        if not self._built:
+            self._build()
         return self._layout

@@ -9,6 +9,7 @@ message per move and no figure is ever rebuilt.
 from __future__ import annotations
 
 import html
+import io
 import logging
 from functools import partial
 
@@ -16,8 +17,9 @@ import panel as pn
 import param
 
 from core.attention import NORMALISERS
-from widgets.controls import CUSTOM, query_options
+from widgets.controls import CUSTOM, preset_note, query_options
 from widgets.editor import WEIGHTS, HeadEditor
+from widgets.intermediates import as_csv, as_json
 from widgets.page import HeadPage
 from widgets.state import HeadState
 from widgets.url_state import apply_params, encode
@@ -199,6 +201,7 @@ class HeadExplorer(pn.viewable.Viewer):
             c.normaliser.active = NORMALISERS.index(s.normaliser)
             c.x_scale.value = s.x_scale
             c.preset.value = s.preset or CUSTOM
+            c.note.text = preset_note(s.preset)
         finally:
             self._syncing = False
 
@@ -206,9 +209,27 @@ class HeadExplorer(pn.viewable.Viewer):
         with pn.io.hold():
             self.page.controls.message.text = f'<div class="alert">{html.escape(text)}</div>' if text else ""
 
+    def _download(self, kind: str):
+        s = self.state
+        text = as_json(s.head, s.labels) if kind == "json" else as_csv(s.head, s.labels)
+        return io.BytesIO(text.encode("utf-8"))
+
     def __panel__(self):
+        downloads = pn.Row(
+            *(
+                pn.widgets.FileDownload(
+                    callback=partial(self._download, kind),
+                    filename=f"attention-head.{kind}",
+                    label=f"Download every matrix ({kind.upper()})",
+                    button_type="light",
+                )
+                for kind in ("json", "csv")
+            ),
+            pn.pane.Markdown("Each figure saves itself as a PNG from its toolbar."),
+        )
         return pn.Column(
             pn.pane.Bokeh(self.page.layout),
+            downloads,
             pn.Card(
                 pn.pane.Bokeh(self.editor.layout),
                 title="Edit the head",

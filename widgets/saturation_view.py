@@ -255,8 +255,9 @@ class SaturationFigures:
 
         # 1. spread of the scores
         self.spread = fig = make(
-            "Spread of the scores grows like √d", "spread (std) of scores", Range1d(0.5, 40), "log"
+            "Spread of the scores grows like √d", "spread (std) of scores", Range1d(0.6, 40), "log"
         )
+        fig.yaxis.ticker = FixedTicker(ticks=[1, 2, 4, 8, 16, 32])
         ref = fig.line(
             "d", "sqrt_d", source=self.reference, line_color=REFERENCE, line_dash="dashed", line_width=2
         )
@@ -320,7 +321,7 @@ class SaturationFigures:
             "d", "entropy", source=self.marker, size=18, fill_alpha=0, line_color="#222222", line_width=2
         )
         _legend(fig, [("without ÷√d", [rl, rp]), ("with ÷√d", [sl, sp]), ("all keys equal (ln T)", [uni])])
-        fig.legend.location = "bottom_left"
+        fig.legend.location = "center_right"
         fig.add_tools(HoverTool(renderers=[rp, sp], tooltips=tooltips("entropy_raw", "entropy_scaled")))
 
     @property
@@ -348,23 +349,39 @@ class SaturationView(pn.viewable.Viewer):
 
     settings = param.ClassSelector(class_=SaturationSettings)
 
+    # Built on first use (`__panel__`, or touching one of these), so constructing the view is cheap.
+    _UI = frozenset(
+        {"plots", "d_buttons", "seed_input", "T_input", "trials_input", "readout", "message", "_layout"}
+    )
+
     def __init__(self, **params):
         params.setdefault("settings", SaturationSettings())
         super().__init__(**params)
+        self._built = False
+
+    def __getattr__(self, name):
+        if name in type(self)._UI and not self.__dict__.get("_built", True):
+            self._build()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _build(self) -> None:
+        """Make the figures and widgets and start listening to the settings."""
+        self._built = True
         s = self.settings
         self.plots = SaturationFigures(s.curve, s.point)
         self._syncing = False
         self.d_buttons = pn.widgets.RadioButtonGroup(
-            name="head width d",
+            label="head width d",
             options=list(WIDTHS),
             value=s.d if s.d in WIDTHS else WIDTHS[0],
             button_type="primary",
             button_style="outline",
             width=430,
         )
-        self.seed_input = pn.widgets.IntInput(name="seed", value=s.seed, width=100)
-        self.T_input = pn.widgets.IntInput(name=f"keys per query T ({MIN_T}–{MAX_T})", value=s.T, width=150)
-        self.trials_input = pn.widgets.IntInput(name="trials (queries)", value=s.trials, width=120)
+        self.seed_input = pn.widgets.IntInput(label="seed", value=s.seed, width=100)
+        self.T_input = pn.widgets.IntInput(label=f"keys per query T ({MIN_T}–{MAX_T})", value=s.T, width=150)
+        self.trials_input = pn.widgets.IntInput(label="trials (queries)", value=s.trials, width=120)
         self.readout = pn.pane.HTML(readout_html(s.point), width=430, styles={"font-size": "15px"})
         self.message = pn.pane.HTML("", width=430)
         for widget, field in (
@@ -436,4 +453,6 @@ class SaturationView(pn.viewable.Viewer):
         self.message.object = message_html(event.new)
 
     def __panel__(self):
+        if not self._built:
+            self._build()
         return self._layout

@@ -18,7 +18,7 @@ from core.presets import PRESETS, Preset
 MAX_TOKENS = 64  # presets may go this far; the editor stops at EDIT_MAX_TOKENS
 EDIT_MAX_TOKENS = 16
 MAX_WIDTH = 6  # C and d in the editor
-MAX_LABEL = 24
+MAX_LABEL = 40
 
 INPUTS = ("tokens", "X", "W_Q", "W_K", "W_V", "scaling", "causal", "tied_qk", "normaliser", "x_scale")
 
@@ -146,13 +146,13 @@ class HeadState(param.Parameterized):
                     raise AttentionError(f"query is {query!r}; expected a token index from 0 to {head.T - 1}")
                 query = head.T - 1  # the old query fell off the end when tokens were removed
             changes["query"] = int(query)
+            if "dims" in changes:
+                changes["dims"] = self._check_dims(changes["dims"], head.d)
+            elif head.d != self.head.d:
+                changes["dims"] = [0, 1 if head.d > 1 else 0]
         except (AttentionError, ValueError, TypeError) as exc:
             self.message = str(exc)
             return False
-        if "dims" in changes:
-            changes["dims"] = self._check_dims(changes["dims"], head.d)
-        elif head.d != self.head.d:
-            changes["dims"] = [0, 1 if head.d > 1 else 0]
         if "preset" not in changes and set(changes) - {"query", "dims"}:
             changes["preset"] = ""
         with param.parameterized.batch_call_watchers(self):

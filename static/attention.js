@@ -1,0 +1,496 @@
+/*
+ * One attention head in the browser: a port of core/attention.py, core/trace.py
+ * and widgets/viewdata.py, so the static page shows exactly what the served
+ * widget shows.  tests/test_parity.py holds the two together (numbers to 1e-9,
+ * strings identical), so change both sides together.
+ *
+ * Plain ES2019, no dependencies.  In a page it defines the global
+ * `AttentionHead`; in Node, require() returns the same object.
+ */
+(function (root, factory) {
+  if (typeof module === 'object' && module.exports) module.exports = factory();
+  else root.AttentionHead = factory();
+})(typeof self !== 'undefined' ? self : this, function () {
+  'use strict';
+
+  const NORMALISERS = ['softmax', 'raw', 'top1'];
+  const LARGEST_ENTRY = 1e100; // as core.attention: beyond this Q·Kᵀ overflows
+  const EXPONENT_FROM = 1e6; // as core.trace: print huge numbers as 1.23e+06
+  const EXP_SHOWN_UP_TO = 50; // as core.trace: larger rows show exp(s − max)
+  const MIN_SCORE_LIMIT = 1; // as widgets.viewdata: colour range never narrower
+
+  class AttentionError extends Error {
+    constructor(message) {
+      super(message);
+      this.name = 'AttentionError';
+    }
+  }
+
+  // --- arithmetic, in numpy's order ------------------------------------------
+
+  // numpy's pairwise sum: plain running sum below 8 items, else 8 interleaved
+  // partial sums.  Matching it keeps sums bit-for-bit equal for T ≤ 16.
+  function sum(a) {
+    const n = a.length;
+    if (n < 8) {
+      let s = 0;
+      for (let k = 0; k < n; k++) s += a[k];
+      return s;
+    }
+    const r = a.slice(0, 8);
+    let k = 8;
+    for (; k < n - (n % 8); k += 8) for (let j = 0; j < 8; j++) r[j] += a[k + j];
+    let s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; k < n; k++) s += a[k];
+    return s;
+  }
+
+  function matmul(A, B) {
+    return A.map((row) =>
+      B[0].map((_, j) => {
+        let s = 0;
+        for (let k = 0; k < row.length; k++) s += row[k] * B[k][j];
+        return s;
+      })
+    );
+  }
+
+  const transpose = (A) => A[0].map((_, j) => A.map((row) => row[j]));
+  const allFinite = (A) => A.every((row) => row.every(Number.isFinite));
+  const copy = (A) => A.map((row) => row.slice());
+  const maxOf = (a) => a.reduce((m, v) => (v > m ? v : m), -Infinity);
+  const minOf = (a) => a.reduce((m, v) => (v < m ? v : m), Infinity);
+
+  // First index of the largest entry, like np.argmax (so ties go to the earliest key).
+  function argmax(a) {
+    let best = 0;
+    for (let k = 1; k < a.length; k++) if (a[k] > a[best]) best = k;
+    return best;
+  }
+
+  // --- formatting, as Python's f"{x:.2f}" / f"{x:.2e}" ---------------------------
+
+  function power(base, n) {
+    let p = 1;
+    for (let k = 0; k < n; k++) p *= base; // exact while p < 2^53, unlike some Math.pow
+    return p;
+  }
+
+  // Is a exactly M·10^k?  Scaling by 2^k is exact, and 10^k = 2^k·5^k.
+  function isExactly(a, M, k) {
+    if (k < 0) {
+      const y = a * power(2, -k);
+      return Number.isInteger(y) && y * power(5, -k) === M;
+    }
+    if (k > 22) return false; // 5^k would exceed a double's 53-bit mantissa
+    const y = a / power(2, k);
+    const p = power(5, k);
+    return Number.isInteger(y) && y % p === 0 && y / p === M;
+  }
+
+  // JS's toFixed/toExponential round the exact binary value, as Python does,
+  // but break exact ties (0.125 → "0.13") away from zero; Python breaks them to
+  // even ("0.12").  So detect an exact tie and keep the even neighbour.
+  function pythonFormat(x, digits, exponent) {
+    const a = Math.abs(x);
+    const show = (n) => (exponent ? a.toExponential(n) : a.toFixed(n));
+    let text = show(digits);
+    // A fixed-point tie needs a to have at most digits + 1 binary places: check that first, it is cheap.
+    if (!exponent && !Number.isInteger(a * power(2, digits + 1))) return (x < 0 ? '-' : '') + text;
+    const [mantissa, exp = ''] = show(digits + 1).split('e');
+    if (mantissa.endsWith('5')) {
+      const fraction = (mantissa.split('.')[1] || '').length;
+      const M = Number(mantissa.replace('.', ''));
+      if (isExactly(a, M, Number(exp) - fraction)) {
+        const kept = mantissa.slice(0, -1).replace(/\.$/, '');
+        if (Number(kept[kept.length - 1]) % 2 === 0) text = kept + (exp ? 'e' + exp : '');
+      }
+    }
+    // Python writes at least two exponent digits: 1.00e+06, not 1.00e+6.
+    text = text.replace(/e([+-])(\d)$/, (_, sign, digit) => 'e' + sign + '0' + digit);
+    return (x < 0 ? '-' : '') + text;
+  }
+
+  /** One number for display: −∞ for masked, no "-0.00", exponent form when huge. */
+  function fmt(x, digits = 2) {
+    x = Number(x);
+    if (x === Infinity) return '∞';
+    if (x === -Infinity) return '−∞';
+    if (Number.isNaN(x)) return 'NaN';
+    let text = pythonFormat(x, digits, Math.abs(x) >= EXPONENT_FROM);
+    if (text[0] === '-' && Number(text) === 0) text = text.slice(1);
+    return text;
+  }
+
+  function fmtVector(values, digits = 2) {
+    return '[' + Array.from(values, (v) => fmt(v, digits)).join(', ') + ']';
+  }
+
+  // Python's html.escape(s, quote=True).
+  function escapeHtml(s) {
+    return String(s)
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+      .replace(/'/g, '&#x27;');
+  }
+
+  // --- input checks -------------------------------------------------------------
+
+  function asMatrix(name, values) {
+    const isRow = (r) => Array.isArray(r) || ArrayBuffer.isView(r);
+    if (!isRow(values) || !Array.from(values).every(isRow)) {
+      throw new AttentionError(`${name} must be a matrix of numbers (an array of rows)`);
+    }
+    const rows = Array.from(values, (r) => Array.from(r));
+    if (rows.length < 1 || rows[0].length < 1) {
+      throw new AttentionError(`${name} needs at least one row and one column`);
+    }
+    rows.forEach((r, i) => {
+      if (r.length !== rows[0].length) {
+        throw new AttentionError(`${name} row ${i} has ${r.length} entries; row 0 has ${rows[0].length}`);
+      }
+      r.forEach((v, j) => {
+        if (typeof v !== 'number') throw new AttentionError(`${name}[${i}, ${j}] is not a number`);
+        if (!Number.isFinite(v)) {
+          throw new AttentionError(`${name}[${i}, ${j}] is ${v}; every entry must be a finite number`);
+        }
+        if (Math.abs(v) > LARGEST_ENTRY) {
+          throw new AttentionError(`${name}[${i}, ${j}] is ${v}; entries must lie within ±1e+100`);
+        }
+      });
+    });
+    return rows;
+  }
+
+  function asFiniteNumber(name, value) {
+    const x = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    if (typeof x !== 'number' || !Number.isFinite(x)) {
+      throw new AttentionError(`${name} is ${String(value)}; expected a finite number`);
+    }
+    if (Math.abs(x) > LARGEST_ENTRY) throw new AttentionError(`${name} is ${x}; it must lie within ±1e+100`);
+    return x;
+  }
+
+  const shape = (A) => `(${A.length}, ${A[0].length})`;
+
+  // --- the head -------------------------------------------------------------------
+
+  function softmaxRow(s) {
+    // Subtract the largest visible score so exp() stays in range; −∞ gets exactly 0.
+    let top = maxOf(s.filter(Number.isFinite));
+    if (!Number.isFinite(top)) top = 0;
+    const e = s.map((v) => (Number.isFinite(v) ? Math.exp(v - top) : 0));
+    const total = sum(e);
+    return e.map((v) => (total > 0 ? v / total : 0));
+  }
+
+  function normaliseRow(s, normaliser) {
+    if (normaliser === 'raw') return s.map((v) => (Number.isFinite(v) ? v : 0));
+    if (normaliser === 'top1') {
+      const j = argmax(s);
+      return s.map((_, k) => (k === j ? 1 : 0));
+    }
+    return softmaxRow(s);
+  }
+
+  /**
+   * Run one head on token vectors X [T, C]; keep every step, like core.attention.attend.
+   * options: {scaling = true, causal = true, tied_qk = false, normaliser = 'softmax', x_scale = 1}
+   */
+  function attend(X, W_Q, W_K, W_V, options = {}) {
+    const flag = (name, fallback) => (options[name] === undefined ? fallback : Boolean(options[name]));
+    X = asMatrix('X', X);
+    W_Q = asMatrix('W_Q', W_Q);
+    W_K = asMatrix('W_K', W_K);
+    W_V = asMatrix('W_V', W_V);
+    const T = X.length;
+    const C = X[0].length;
+    if (W_Q.length !== C) {
+      throw new AttentionError(`W_Q has shape ${shape(W_Q)}; expected (${C}, d) to match X's ${C} columns`);
+    }
+    const d = W_Q[0].length;
+    for (const [name, W] of [['W_K', W_K], ['W_V', W_V]]) {
+      if (W.length !== C || W[0].length !== d) {
+        throw new AttentionError(`${name} has shape ${shape(W)}; expected (${C}, ${d}) to match W_Q`);
+      }
+    }
+    const normaliser = options.normaliser === undefined ? 'softmax' : options.normaliser;
+    if (!NORMALISERS.includes(normaliser)) {
+      const expected = NORMALISERS.join(', ');
+      throw new AttentionError(`normaliser is ${JSON.stringify(normaliser)}; expected one of ${expected}`);
+    }
+    const x_scale = asFiniteNumber('x_scale', options.x_scale === undefined ? 1 : options.x_scale);
+    const scaling = flag('scaling', true);
+    const causal = flag('causal', true);
+    const tied_qk = flag('tied_qk', false);
+
+    const Xs = X.map((row) => row.map((v) => v * x_scale));
+    const W_K_used = tied_qk ? W_Q : W_K;
+    const Q = matmul(Xs, W_Q);
+    const K = matmul(Xs, W_K_used);
+    const V = matmul(Xs, W_V);
+    const scores = matmul(Q, transpose(K));
+    if (!allFinite(scores) || !allFinite(V)) {
+      throw new AttentionError(
+        'X, the W matrices and the X multiplier are too large together: the scores overflow to infinity'
+      );
+    }
+    const root = Math.sqrt(d);
+    const scaled = scaling ? scores.map((row) => row.map((v) => v / root)) : copy(scores);
+    const masked = scaled.map((row, i) => row.map((v, j) => (causal && j > i ? -Infinity : v)));
+    const weights = masked.map((row) => normaliseRow(row, normaliser));
+    const output = matmul(weights, V);
+    if (!allFinite(output)) throw new AttentionError('the output overflows to infinity: use smaller values');
+    return {
+      X: Xs, W_Q, W_K: W_K_used, W_V, Q, K, V, scores, scaled, masked, weights, output,
+      future: masked.map((row) => row.map((v) => v === -Infinity)),
+      T, C, d, scaling, causal, tied_qk, normaliser, x_scale,
+    };
+  }
+
+  // --- the trace: six steps for one query ------------------------------------------
+
+  function rowChecks(head, i) {
+    const w = head.weights[i];
+    const hidden = head.future[i];
+    const isDistribution =
+      head.normaliser !== 'raw' || (w.every((v) => v >= 0) && Math.abs(sum(w) - 1) < 1e-9);
+    let entropy = null;
+    if (isDistribution) {
+      const p = w.filter((v) => v > 0);
+      entropy = -sum(p.map((v) => v * Math.log(v))) + 0; // + 0 turns −0 into 0, as in Python
+    }
+    const onHidden = w.filter((_, j) => hidden[j]).map(Math.abs);
+    return {
+      row_sum: sum(w),
+      masked_max: onHidden.length ? maxOf(onHidden) : 0,
+      max_weight: maxOf(w),
+      max_key: argmax(w),
+      entropy,
+    };
+  }
+
+  function scaleLine(head, scaled) {
+    if (!head.scaling) return 'scaling is off, so the scores are used as they are';
+    return `divide by √${head.d} = ${fmt(Math.sqrt(head.d), 3)}: ${fmtVector(scaled)}`;
+  }
+
+  function maskLine(head, i, labels) {
+    if (!head.causal) return 'the mask is off, so every key stays, later ones too';
+    const later = labels.slice(i + 1);
+    if (!later.length) return `no token comes after '${labels[i]}', so nothing changes`;
+    const names = later.map((k) => `'${k}'`).join(', ');
+    return `${names} come${later.length === 1 ? 's' : ''} later: set to −∞`;
+  }
+
+  const NORMALISER_NAMES = { softmax: 'softmax', raw: 'no softmax', top1: 'top-1' };
+
+  function normaliserLines(head, masked, w, labels) {
+    if (head.normaliser === 'raw') {
+      return [`weights = the scores, masked ones 0 = ${fmtVector(w)}, sum ${fmt(sum(w))}`];
+    }
+    if (head.normaliser === 'top1') {
+      return [`all the weight on the largest score, '${labels[argmax(w)]}': ${fmtVector(w)}`];
+    }
+    const top = maxOf(masked.filter(Number.isFinite));
+    // exp of a large score would overflow the page; relative to the max, the ratios still show.
+    const plain = top <= EXP_SHOWN_UP_TO;
+    const lead = plain ? 'exp →' : `exp(s − ${fmt(top)}) →`;
+    const e = masked.map((v) => (Number.isFinite(v) ? Math.exp(plain ? v : v - top) : 0));
+    return [`${lead} ${fmtVector(e)}, sum ${fmt(sum(e))}`, `weights = ${fmtVector(w)}`];
+  }
+
+  function blendLines(w, V, out) {
+    const terms = w
+      .map((wj, j) => (wj !== 0 ? `${fmt(wj)}·${fmtVector(V[j])}` : null))
+      .filter((t) => t !== null)
+      .join(' + ');
+    return [terms || '0', `= ${fmtVector(out)}`];
+  }
+
+  /** Walk query token i through the head, like core.trace.trace. */
+  function trace(head, i, labels) {
+    labels = Array.from(labels, String);
+    if (labels.length !== head.T) {
+      throw new AttentionError(`labels has ${labels.length} entries; expected ${head.T}, one per token`);
+    }
+    if (!Number.isInteger(i) || i < 0 || i >= head.T) {
+      throw new AttentionError(`query is ${i}; expected a token index from 0 to ${head.T - 1}`);
+    }
+    const me = labels[i];
+    const q = head.Q[i];
+    const w = head.weights[i];
+    const masked = head.masked[i];
+    const pairs = (M) => labels.map((k, j) => `${k} ${fmtVector(M[j])}`).join('  ');
+    const step = (number, name, lines, values) => ({ number, name, lines, values: values.slice() });
+    const steps = [
+      step(1, 'project', [`q_${me} = x_${me}·W_Q = ${fmtVector(q)}`, 'keys   ' + pairs(head.K),
+        'values ' + pairs(head.V)], q),
+      step(2, 'scores', [`q_${me} · k_j = ${fmtVector(head.scores[i])}`], head.scores[i]),
+      step(3, 'scale', [scaleLine(head, head.scaled[i])], head.scaled[i]),
+      step(4, 'mask', [maskLine(head, i, labels)], masked),
+      step(5, NORMALISER_NAMES[head.normaliser], normaliserLines(head, masked, w, labels), w),
+      step(6, 'blend', blendLines(w, head.V, head.output[i]), head.output[i]),
+    ];
+    return { query: i, label: me, steps, checks: rowChecks(head, i) };
+  }
+
+  // --- view data: what each figure shows, like widgets.viewdata -------------------------
+
+  function matrixCells(M, rowLabels, colLabels, hidden = null, hiddenText = '−∞') {
+    const cells = { x: [], y: [], value: [], text: [], row: [], col: [] };
+    M.forEach((r, i) =>
+      r.forEach((v, j) => {
+        const value = hidden && hidden[i][j] ? NaN : v;
+        cells.x.push(j);
+        cells.y.push(i);
+        cells.value.push(value);
+        cells.text.push(Number.isNaN(value) ? hiddenText : fmt(value));
+        cells.row.push(rowLabels[i]);
+        cells.col.push(colLabels[j]);
+      })
+    );
+    return cells;
+  }
+
+  function scoreLimit(M) {
+    const finite = M.flat().filter(Number.isFinite).map(Math.abs);
+    return Math.max(MIN_SCORE_LIMIT, finite.length ? maxOf(finite) : 0);
+  }
+
+  function heatmaps(head, labels) {
+    const dims = head.Q[0].map((_, k) => String(k));
+    const symmetric = (limit) => [-limit, limit];
+    const W = head.weights.flat();
+    const qkv = symmetric(scoreLimit(head.Q.concat(head.K, head.V)));
+    return {
+      cells: {
+        // Raw scores are shown whole; the mask greys out later keys from the scaled scores on.
+        scores: matrixCells(head.scores, labels, labels),
+        scaled: matrixCells(head.masked, labels, labels, head.future),
+        weights: matrixCells(head.weights, labels, labels, head.future, '0'),
+        Q: matrixCells(head.Q, labels, dims),
+        K: matrixCells(head.K, labels, dims),
+        V: matrixCells(head.V, labels, dims),
+      },
+      limits: {
+        scores: symmetric(scoreLimit(head.scores)),
+        scaled: symmetric(scoreLimit(head.masked)),
+        weights: [Math.min(0, minOf(W)), Math.max(1, maxOf(W))],
+        Q: qkv.slice(),
+        K: qkv.slice(),
+        V: qkv.slice(),
+      },
+    };
+  }
+
+  /** Andrew's monotone chain, as widgets.viewdata.convex_hull: collinear points and duplicates dropped. */
+  function convexHull(xs, ys) {
+    const byXY = (p, q) => (p[0] !== q[0] ? (p[0] < q[0] ? -1 : 1) : p[1] < q[1] ? -1 : p[1] > q[1] ? 1 : 0);
+    const pts = xs
+      .map((x, k) => [x, ys[k]])
+      .sort(byXY)
+      .filter((p, k, all) => k === 0 || byXY(all[k - 1], p) !== 0);
+    if (pts.length <= 2) return [pts.map((p) => p[0]), pts.map((p) => p[1])];
+    const cross = (o, a, b) => (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+    const chain = (points) => {
+      const out = [];
+      for (const p of points) {
+        while (out.length >= 2 && cross(out[out.length - 2], out[out.length - 1], p) <= 0) out.pop();
+        out.push(p);
+      }
+      return out.slice(0, -1);
+    };
+    const hull = chain(pts).concat(chain(pts.slice().reverse()));
+    return [hull.map((p) => p[0]), hull.map((p) => p[1])];
+  }
+
+  /** The two value coordinates to plot; with d = 1 there is only one (b is null). */
+  function blendDims(d, dims = [0, 1]) {
+    const index = (v) => {
+      const n = Math.trunc(Number(v)); // Python's int(): towards zero
+      if (!Number.isFinite(n)) throw new AttentionError(`dims has ${String(v)}; expected whole numbers`);
+      return Math.min(Math.max(n, 0), d - 1) + 0; // + 0: no −0
+    };
+    const a = index(dims[0]);
+    if (d === 1) return [a, null];
+    const b = index(dims[1]);
+    return [a, b !== a ? b : (a + 1) % d];
+  }
+
+  function blend(head, i, labels, dims) {
+    const [a, b] = blendDims(head.d, dims);
+    const vx = head.V.map((row) => row[a]);
+    const vy = head.V.map((row) => (b === null ? 0 : row[b]));
+    const out = head.output[i];
+    const ox = out[a];
+    const oy = b === null ? 0 : out[b];
+    const w = head.weights[i];
+    const strength = w.map((v) => Math.min(Math.max(Math.abs(v), 0), 1));
+    const [hx, hy] = convexHull(vx, vy);
+    return {
+      values: { x: vx, y: vy, label: labels.slice(), weight: w.slice(), text: w.map((v) => fmt(v)) },
+      hull: { x: hx, y: hy },
+      output: { x: [ox], y: [oy], label: [`output of ${labels[i]}`], text: [fmtVector(out)] },
+      links: {
+        x0: vx.map(() => ox),
+        y0: vx.map(() => oy),
+        x1: vx.slice(),
+        y1: vy.slice(),
+        alpha: strength.map((s) => 0.08 + 0.92 * s),
+        width: strength.map((s) => 1 + 7 * s),
+      },
+      axes: { x: `value[${a}]`, y: b === null ? '(d = 1)' : `value[${b}]` },
+    };
+  }
+
+  function blendBounds(data, margin = 0.15) {
+    const xs = data.values.x.concat(data.output.x);
+    const ys = data.values.y.concat(data.output.y);
+    const [x0, x1, y0, y1] = [minOf(xs), maxOf(xs), minOf(ys), maxOf(ys)];
+    const pad = margin * Math.max(x1 - x0, y1 - y0, 1);
+    return [x0 - pad, x1 + pad, y0 - pad, y1 + pad];
+  }
+
+  function stepsHtml(t) {
+    const rows = t.steps.map(
+      (s) =>
+        `<tr><th scope="row">${s.number}</th><td class="step-name">${escapeHtml(s.name)}</td>` +
+        `<td class="step-lines">${s.lines.map(escapeHtml).join('<br>')}</td></tr>`
+    );
+    return `<table class="steps">${rows.join('')}</table>`;
+  }
+
+  function checksHtml(t, labels) {
+    const c = t.checks;
+    const items = [
+      [Math.abs(c.row_sum - 1) < 1e-9, `row sums to ${fmt(c.row_sum, 6)}`],
+      [c.masked_max === 0, `largest weight on a masked key: ${fmt(c.masked_max, 6)}`],
+      [true, `largest weight ${fmt(c.max_weight)} on '${labels[c.max_key]}'`],
+      [true, 'entropy ' + (c.entropy !== null ? `${fmt(c.entropy, 3)} nats` : 'undefined here')],
+    ];
+    const lis = items.map(
+      ([ok, text]) => `<li class="${ok ? 'ok' : 'warn'}">${ok ? '✓' : '⚠'} ${escapeHtml(text)}</li>`
+    );
+    return `<ul class="checks">${lis.join('')}</ul>`;
+  }
+
+  /** Everything the figures and text panels show for query i, as widgets.viewdata.view_data. */
+  function viewData(head, i, labels, dims = [0, 1]) {
+    const t = trace(head, i, labels);
+    labels = Array.from(labels, String);
+    const data = heatmaps(head, labels);
+    data.outline = { x: [(head.T - 1) / 2], y: [i], width: [head.T], height: [1] };
+    data.blend = blend(head, i, labels, dims);
+    data.bounds = blendBounds(data.blend);
+    data.steps = stepsHtml(t);
+    data.checks = checksHtml(t, labels);
+    return data;
+  }
+
+  return {
+    NORMALISERS, AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims,
+  };
+});

@@ -1,0 +1,56 @@
+// Runs static/attention.js on a batch of cases for tests/test_parity.py.
+// stdin: {"cases": [{X, W_Q, W_K, W_V, options, i?, labels?, dims?}], "fmt": [[x, digits]], "browser": bool}
+// stdout: {"cases": [{head, trace, view} or {error, name}], "fmt": [...], "browser": ...}
+// JSON has no NaN or ±Infinity, so both directions carry them as {"$f": "NaN" | "Infinity" | "-Infinity"}.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const vm = require('vm');
+
+const SOURCE = path.join(__dirname, '..', 'static', 'attention.js');
+const AttentionHead = require(SOURCE);
+
+const decode = (key, v) =>
+  v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && '$f' in v ? Number(v.$f) : v;
+// A plain walk is much faster than a JSON.stringify replacer on ~30 MB of results.
+function encode(v) {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : { $f: String(v) };
+  if (Array.isArray(v)) return v.map(encode);
+  if (v && typeof v === 'object') {
+    const out = {};
+    for (const k of Object.keys(v)) out[k] = encode(v[k]);
+    return out;
+  }
+  return v;
+}
+
+function run(c) {
+  try {
+    const head = AttentionHead.attend(c.X, c.W_Q, c.W_K, c.W_V, c.options);
+    if (c.i === undefined) return { head };
+    const trace = AttentionHead.trace(head, c.i, c.labels);
+    const view = c.dims === undefined
+      ? AttentionHead.viewData(head, c.i, c.labels)
+      : AttentionHead.viewData(head, c.i, c.labels, c.dims);
+    return { head, trace, view };
+  } catch (e) {
+    return { error: String(e && e.message), name: e && e.name };
+  }
+}
+
+// Load the file as a page would: no `module`, a global `self`.
+function browserGlobal() {
+  const sandbox = {};
+  sandbox.self = sandbox;
+  vm.runInNewContext(fs.readFileSync(SOURCE, 'utf8'), sandbox);
+  const api = sandbox.AttentionHead;
+  return api ? Object.keys(api).sort() : null;
+}
+
+const batch = JSON.parse(fs.readFileSync(0, 'utf8'), decode);
+const result = {
+  cases: (batch.cases || []).map(run),
+  fmt: (batch.fmt || []).map(([x, digits]) => AttentionHead.fmt(x, digits)),
+  browser: batch.browser ? browserGlobal() : null,
+};
+process.stdout.write(JSON.stringify(encode(result)));

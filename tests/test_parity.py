@@ -1,0 +1,333 @@
+"""static/attention.js agrees with the numpy core: numbers to 1e-9, strings exactly.
+
+Every case is run on both sides: core.attention.attend / core.trace.trace /
+widgets.viewdata.view_data in Python, and the JavaScript port through one
+`node` process (tests/parity_driver.js), all cases in a single batch.  JSON
+carries no NaN or ±∞, so both directions send them as {"$f": "NaN"} etc.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.attention import AttentionError, attend
+from core.presets import CHAPTER, PRESETS
+from core.trace import fmt, trace
+from widgets.viewdata import view_data
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS port cannot be run")
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER = ROOT / "tests" / "parity_driver.js"
+TOL = 1e-9
+N_RANDOM = 1000
+HEAD_ARRAYS = ("X", "W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "scaled", "masked", "weights", "output")
+LABEL_POOL = (
+    "The", "cat", "sat", "on", "the", "mat", "it", "was", "tired", "soft",
+    "é", "<b>", "a & b", '"quoted"', "it's", "∞", "", "  ",
+)
+
+
+# --- talking to node -----------------------------------------------------------------
+
+
+def encode(obj):
+    """JSON-ready copy of obj, with non-finite floats as {"$f": ...} (the driver's Number() reads them)."""
+    if isinstance(obj, np.ndarray | np.generic):
+        return encode(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return {"$f": "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")}
+    if isinstance(obj, dict):
+        return {k: encode(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [encode(v) for v in obj]
+    return obj
+
+
+def decode_hook(d: dict):
+    return float(d["$f"]) if d.keys() == {"$f"} else d
+
+
+def run_js(cases=(), fmt_calls=(), browser=False) -> dict:
+    batch = {"cases": list(cases), "fmt": list(fmt_calls), "browser": browser}
+    proc = subprocess.run(
+        [NODE, str(DRIVER)],
+        input=json.dumps(encode(batch), allow_nan=False),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, f"node failed:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout, object_hook=decode_hook)
+
+
+# --- comparing ------------------------------------------------------------------------
+
+
+def close(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= TOL * max(1.0, abs(a), abs(b))
+
+
+def same_vectors(py, js) -> bool:
+    """True when py and js are equal lists of strings, or lists of numbers all close."""
+    if all(type(v) is str for v in py):
+        return list(py) == js
+    numbers = (int, float, np.float64)
+    if not (all(type(v) in numbers for v in py) and all(type(v) in numbers for v in js)):
+        return False
+    a, b = np.array(py, dtype=float), np.array(js, dtype=float)
+    with np.errstate(invalid="ignore"):
+        near = np.abs(a - b) <= TOL * np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+    return bool(np.all((a == b) | near | (np.isnan(a) & np.isnan(b))))
+
+
+def mismatches(py, js, path: str) -> list[str]:
+    """Where js differs from py: same keys in the same order, same lengths, numbers close, strings equal."""
+    if isinstance(py, np.ndarray):
+        py = py.tolist()
+    if isinstance(py, dict):
+        if not isinstance(js, dict) or list(py) != list(js):
+            return [f"{path}: keys {list(py)} != {list(js) if isinstance(js, dict) else js!r}"]
+        return [m for k in py for m in mismatches(py[k], js[k], f"{path}.{k}")]
+    if isinstance(py, list | tuple):
+        if not isinstance(js, list) or len(py) != len(js):
+            return [f"{path}: {py!r} != {js!r}"]
+        if same_vectors(py, js):  # fast path; otherwise walk the items to say where they differ
+            return []
+        return [m for k, (a, b) in enumerate(zip(py, js)) for m in mismatches(a, b, f"{path}[{k}]")]
+    if py is None or isinstance(py, str | bool | np.bool_):
+        same = js is None if py is None else (type(js) is type(py) or isinstance(py, np.bool_)) and js == py
+        return [] if same else [f"{path}: {py!r} != {js!r}"]
+    if isinstance(py, int | float | np.number):
+        ok = isinstance(js, int | float) and not isinstance(js, bool) and close(float(py), float(js))
+        return [] if ok else [f"{path}: {py!r} != {js!r}"]
+    return [f"{path}: cannot compare {type(py).__name__}"]
+
+
+def head_as_dict(head) -> dict:
+    out = {name: getattr(head, name) for name in HEAD_ARRAYS}
+    out["future"] = head.future
+    for name in ("T", "C", "d", "scaling", "causal", "tied_qk", "normaliser", "x_scale"):
+        out[name] = getattr(head, name)
+    return out
+
+
+def trace_as_dict(t) -> dict:
+    return {
+        "query": t.query,
+        "label": t.label,
+        "steps": [
+            {"number": s.number, "name": s.name, "lines": list(s.lines), "values": s.values} for s in t.steps
+        ],
+        "checks": dataclasses.asdict(t.checks),
+    }
+
+
+def compare_case(case: dict, js: dict, where: str) -> list[str]:
+    head = attend(case["X"], case["W_Q"], case["W_K"], case["W_V"], **case["options"])
+    if "error" in js:
+        return [f"{where}: JS threw {js['error']!r}"]
+    py_head = head_as_dict(head)
+    found = mismatches(py_head, {k: js["head"].get(k) for k in py_head}, f"{where}.head")
+    if "i" in case:
+        dims = case.get("dims", (0, 1))
+        py_trace = trace_as_dict(trace(head, case["i"], case["labels"]))
+        found += mismatches(py_trace, js["trace"], f"{where}.trace")
+        found += mismatches(view_data(head, case["i"], case["labels"], dims), js["view"], f"{where}.view")
+    return found
+
+
+# --- the cases --------------------------------------------------------------------------
+
+
+def random_case(rng: np.random.Generator, k: int) -> dict:
+    """One head; the kind cycles so every option meets every kind of number."""
+    T, C, d = (int(v) for v in (rng.integers(1, 17), rng.integers(1, 7), rng.integers(1, 7)))
+    kind = k % 4
+    if kind == 0:  # ordinary floats
+        X, W = rng.normal(size=(T, C)), rng.normal(size=(3, C, d)) * rng.uniform(0.3, 2.0)
+        x_scale = float(rng.choice([1.0, 0.5, -1.0, 0.0, 2.5, -3.0, 7.5, 1e-3, rng.uniform(-4, 4)]))
+    elif kind == 1:  # multiples of 1/8: exact arithmetic, ties for top-1 and for rounding (0.125 → "0.12")
+        X, W = rng.integers(-16, 17, size=(T, C)) / 8, rng.integers(-16, 17, size=(3, C, d)) / 8
+        x_scale = float(rng.choice([1.0, 0.5, 0.125, -1.0, 0.0, 2.0, 4.0, -0.25, 3.0]))
+    elif kind == 2:  # small integers times a large multiplier: exact scores from ~1e3 up to ~5e7
+        X, W = rng.integers(-3, 4, size=(T, C)) * 1.0, rng.integers(-3, 4, size=(3, C, d)) * 1.0
+        x_scale = float(rng.choice([10.0, 30.0, 100.0, -300.0, 1000.0, 64.0]))
+    else:  # floats with a larger multiplier: scores in the hundreds to thousands
+        X, W = rng.normal(size=(T, C)), rng.normal(size=(3, C, d))
+        x_scale = float(rng.choice([10.0, -20.0, 30.0]))
+    if kind in (1, 2) and T > 1 and rng.random() < 0.5:  # repeated tokens: tied scores, duplicate points
+        X[rng.integers(T, size=T // 2)] = X[rng.integers(T)]
+    case = {
+        "X": X.tolist(),
+        "W_Q": W[0].tolist(),
+        "W_K": W[1].tolist(),
+        "W_V": W[2].tolist(),
+        "options": {
+            "scaling": bool(rng.random() < 0.5),
+            "causal": bool(rng.random() < 0.5),
+            "tied_qk": bool(rng.random() < 0.3),
+            "normaliser": str(rng.choice(["softmax", "raw", "top1"])),
+            "x_scale": x_scale,
+        },
+        "i": int(rng.integers(T)),
+        "labels": [str(rng.choice(LABEL_POOL)) for _ in range(T)],
+    }
+    r = rng.random()
+    if r < 0.6:
+        case["dims"] = [int(rng.integers(-1, 8)), int(rng.integers(-1, 8))]
+    elif r < 0.7:
+        case["dims"] = [float(rng.uniform(-1.5, 6.5)), float(rng.uniform(-1.5, 6.5))]  # int() truncates
+    return case  # else: the default dims
+
+
+def preset_cases() -> list[dict]:
+    cases = []
+    for p in PRESETS.values():
+        for i in range(len(p.tokens)):
+            cases.append(
+                dict(X=p.X, W_Q=p.W_Q, W_K=p.W_K, W_V=p.W_V, options=p.options(), i=i, labels=list(p.tokens))
+            )
+    return cases
+
+
+@pytest.fixture(scope="module")
+def random_batch():
+    rng = np.random.default_rng(20240603)
+    cases = [random_case(rng, k) for k in range(N_RANDOM)] + preset_cases()
+    return cases, run_js(cases)["cases"]
+
+
+# --- the tests ----------------------------------------------------------------------------
+
+
+def test_random_cases_cover_every_option(random_batch):
+    cases, _ = random_batch
+    assert len(cases) >= 1000
+    keys = ("normaliser", "scaling", "causal", "tied_qk")
+    seen = {tuple(c["options"][k] for k in keys) for c in cases}
+    assert len(seen) == 3 * 2 * 2 * 2
+    scales = {c["options"]["x_scale"] for c in cases}
+    assert {0.0, -1.0, 0.125, 1000.0} <= scales
+    shapes = {(len(c["X"]), len(c["X"][0]), len(c["W_Q"][0])) for c in cases}
+    assert {t for t, _, _ in shapes} == set(range(1, 17))
+    assert {c for _, c, _ in shapes} == {d for _, _, d in shapes} == set(range(1, 7))
+
+
+def test_js_head_trace_and_view_data_match_python(random_batch):
+    cases, results = random_batch
+    assert len(results) == len(cases)
+    found = []
+    for k, (case, js) in enumerate(zip(cases, results)):
+        found += compare_case(case, js, f"case {k}")
+        if len(found) > 20:
+            break
+    assert not found, "JS and Python disagree:\n" + "\n".join(found[:20])
+
+
+def test_large_scores_show_exp_relative_to_the_max(random_batch):
+    """The exp(s − max) line is exercised, in exponent form, and agrees."""
+    cases, results = random_batch
+    leads = [js["trace"]["steps"][4]["lines"][0] for js in results if "trace" in js]
+    assert any(line.startswith("exp(s − ") and "e+0" in line for line in leads)
+    assert any(line.startswith("exp →") for line in leads)
+
+
+def test_fmt_matches_python_formatting():
+    rng = np.random.default_rng(7)
+    values = [k / 8 for k in range(-40, 41)] + [k / 16 for k in range(-33, 34)]
+    values += [n + f for n in (0, 1, 2, 17, 999999) for f in (0.125, 0.375, 0.5, 0.625, 0.875, 0.005, 0.0625)]
+    values += [1.005, 1.015, 2.675, 0.045, 999999.995, 999999.999, 1e6, -1e6, 1125000.0, 1135000.0, 1.0625e6]
+    values += [2.5e7, 3.5e6, -1.125e6, 1.375e9, 1234567.5, 1.5e150, 9.995e6, 9.9951e6, 123456789012345678.0]
+    values += [0.0, -0.0, -1e-5, -0.004, -0.005, -0.0051, 1e-300, math.inf, -math.inf, math.nan]
+    values += list(rng.normal(size=200) * 10.0 ** rng.integers(-6, 14, size=200))
+    calls = [(float(x), digits) for x in values for digits in (0, 1, 2, 3, 6)]
+    got = run_js(fmt_calls=calls)["fmt"]
+    wrong = [(x, digits, fmt(x, digits), js) for (x, digits), js in zip(calls, got) if fmt(x, digits) != js]
+    assert not wrong, f"{len(wrong)} differ, e.g. (x, digits, python, js): {wrong[:10]}"
+    assert fmt(0.125) == "0.12" and fmt(1e6) == "1.00e+06" and fmt(-math.inf) == "−∞"
+
+
+def test_chapter_example_text_for_it():
+    i = CHAPTER.tokens.index("it")
+    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V, options=CHAPTER.options(),
+                i=i, labels=list(CHAPTER.tokens))
+    (js,) = run_js([case])["cases"]
+    steps = js["trace"]["steps"]
+    assert steps[4]["lines"][1] == "weights = [0.13, 0.56, 0.14, 0.18]"
+    assert steps[5]["lines"][1] == "= [0.23, 0.68]"
+    assert steps[3]["lines"] == ["no token comes after 'it', so nothing changes"]
+    assert "weights = [0.13, 0.56, 0.14, 0.18]" in js["view"]["steps"]
+    assert "largest weight 0.56 on &#x27;cat&#x27;" in js["view"]["checks"]
+    assert not compare_case(case, js, "chapter")
+
+
+def test_hostile_label_is_escaped_like_python():
+    hostile = "<img src=x onerror=alert(1)>"
+    labels = ["The", hostile, "sat", "it's \"q\" & co"]
+    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V, options=CHAPTER.options(),
+                i=3, labels=labels)
+    (js,) = run_js([case])["cases"]
+    html_out = js["view"]["steps"] + js["view"]["checks"]
+    assert "<img" not in html_out
+    assert "&lt;img src=x onerror=alert(1)&gt;" in js["view"]["steps"]
+    assert "&#x27;" in html_out and "&quot;q&quot; &amp; co" in html_out
+    assert "&lt;img src=x onerror=alert(1)&gt;" in js["view"]["checks"]  # 'cat's place holds the most weight
+    assert not compare_case(case, js, "hostile")
+
+
+GOOD = dict(X=[[1.0, 0.0], [0.0, 1.0]], W_Q=[[1.0, 0.0], [0.0, 1.0]], W_K=[[1.0, 2.0], [0.0, 1.0]],
+            W_V=[[1.0, 0.0], [0.5, 1.0]], options={})
+INVALID = [
+    ("X", dict(X=[[1.0, math.nan], [0.0, 1.0]])),
+    ("X", dict(X=[[1.0, 0.0], [math.inf, 1.0]])),
+    ("W_Q", dict(W_Q=[[1.0, 0.0], [0.0, -math.inf]])),
+    ("W_Q", dict(W_Q=[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])),
+    ("W_K", dict(W_K=[[1.0, 2.0, 3.0], [0.0, 1.0, 0.0]])),
+    ("W_V", dict(W_V=[[1.0], [0.5]])),
+    ("W_V", dict(W_V=[[1.0, 1e101], [0.5, 1.0]])),
+    ("X", dict(X=[])),
+    ("X", dict(X=[[]])),
+    ("X", dict(X=[[1.0, 0.0], [1.0]])),
+    ("X", dict(X=[1.0, 0.0])),
+    ("X", dict(X=[[1.0, "a"], [0.0, 1.0]])),
+    ("normaliser", dict(options={"normaliser": "max"})),
+    ("x_scale", dict(options={"x_scale": math.nan})),
+    ("x_scale", dict(options={"x_scale": 1e101})),
+    ("X", dict(X=[[1e100, 0.0], [0.0, 1.0]], W_Q=[[1e100, 0.0], [0.0, 1.0]], W_K=[[1e100, 0.0], [0.0, 1.0]])),
+    ("query", dict(i=2, labels=["a", "b"])),
+    ("query", dict(i=-1, labels=["a", "b"])),
+    ("labels", dict(i=0, labels=["a", "b", "c"])),
+]
+
+
+def test_invalid_input_throws_in_js_naming_the_field():
+    cases = [{**GOOD, **change} for _, change in INVALID]
+    results = run_js(cases)["cases"]
+    for (field, change), case, js in zip(INVALID, cases, results):
+        assert "error" in js, f"JS accepted {change}"
+        assert js["name"] == "AttentionError"
+        assert field in js["error"], f"{js['error']!r} does not name {field}"
+        with pytest.raises(AttentionError):  # and Python refuses the same input
+            head = attend(case["X"], case["W_Q"], case["W_K"], case["W_V"], **case["options"])
+            view_data(head, case["i"], case["labels"])
+
+
+def test_works_as_a_browser_global():
+    api = run_js(browser=True)["browser"]
+    assert api is not None, "loading static/attention.js without `module` did not define self.AttentionHead"
+    assert {"attend", "trace", "viewData", "fmt"} <= set(api)
