@@ -12,11 +12,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import panel as pn  # noqa: E402
 
+from widgets.cost_view import CostView  # noqa: E402
 from widgets.explorer import HeadExplorer  # noqa: E402
+from widgets.saturation_view import SaturationView  # noqa: E402
 
 pn.extension()
 
 pn.Tabs(
     ("One head", HeadExplorer(sync_url=True)),
-    dynamic=True,
+    ("Why ÷√d", SaturationView()),
+    ("Long-context cost", CostView()),
+    dynamic=True,  # a tab's Bokeh models are made when it is first shown
 ).servable(title="One attention head")

@@ -7,7 +7,8 @@ const fs = require('fs');
 const path = require('path');
 const vm = require('vm');
 
-const SOURCE = path.join(__dirname, '..', 'static', 'attention.js');
+// ATTENTION_JS points the driver at another copy, e.g. to check that the tests catch a planted bug.
+const SOURCE = process.env.ATTENTION_JS || path.join(__dirname, '..', 'static', 'attention.js');
 const AttentionHead = require(SOURCE);
 
 const decode = (key, v) =>

@@ -260,8 +260,9 @@ def test_served_explorers_in_chromium(page, artifacts, tmp_path):
     errors = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.set_viewport_size({"width": 1440, "height": 1000})
-    with serve("app/explorers.py", "--warm", log=log) as base:
-        page.goto(f"{base}/explorers")
+    with serve("app/main.py", "--warm", log=log) as base:
+        page.goto(f"{base}/main")
+        page.get_by_text("Why ÷√d", exact=True).click()
         readout = page.locator(".saturation-readout")
         readout.wait_for(timeout=30000)
         page.wait_for_selector("text=Why divide by √d?")

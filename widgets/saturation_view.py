@@ -375,8 +375,8 @@ class SaturationView(pn.viewable.Viewer):
             label="head width d",
             options=list(WIDTHS),
             value=s.d if s.d in WIDTHS else WIDTHS[0],
-            button_type="primary",
-            button_style="outline",
+            color="primary",
+            variant="outline",
             width=430,
         )
         self.seed_input = pn.widgets.IntInput(label="seed", value=s.seed, width=100)
