@@ -103,7 +103,8 @@ def cluster(
         for bp, _ in backends:
             wait_for_http(f"http://127.0.0.1:{bp}/main")
         conf = tmp / "nginx.conf"
-        conf.write_text(render_nginx_conf(tmp, f"127.0.0.1:{port}", [f"127.0.0.1:{bp}" for bp in backend_ports]))
+        upstream = [f"127.0.0.1:{bp}" for bp in backend_ports]
+        conf.write_text(render_nginx_conf(tmp, f"127.0.0.1:{port}", upstream))
         nginx = subprocess.Popen(
             [NGINX, "-p", str(tmp), "-c", str(conf), "-g", "daemon off;"],
             cwd=tmp,

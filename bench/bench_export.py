@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import platform
 import re
@@ -41,7 +42,7 @@ CHAPTER_WEIGHTS = "weights = [0.13, 0.56, 0.14, 0.18]"
 
 TTI_PROBE = """
 (() => {
-  const want = %r;
+  const want = __WANT__;
   function poll() {
     try {
       const doc = window.Bokeh && window.Bokeh.documents && window.Bokeh.documents[0];
@@ -52,7 +53,7 @@ TTI_PROBE = """
   }
   requestAnimationFrame(poll);
 })();
-""" % CHAPTER_WEIGHTS
+""".replace("__WANT__", json.dumps(CHAPTER_WEIGHTS))
 
 MOVES_JS = """
 async (n) => {
@@ -126,9 +127,21 @@ def pyodide_report(tmp: Path) -> list[str]:
     """Run panel convert (offline) and list what its output would fetch; never download."""
     out = tmp / "pyodide"
     proc = subprocess.run(
-        [sys.executable, "-m", "panel", "convert", str(ROOT / "app" / "main.py"), "--to", "pyodide-worker",
-         "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "panel",
+            "convert",
+            str(ROOT / "app" / "main.py"),
+            "--to",
+            "pyodide-worker",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     lines = [f"`panel convert --to pyodide-worker` exit code {proc.returncode}"]
     if proc.returncode != 0:

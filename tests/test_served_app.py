@@ -17,7 +17,7 @@ from bokeh.models import Model
 
 from core.attention import attend
 from core.presets import PRESETS
-from core.trace import fmt_vector, trace
+from core.trace import trace
 
 CHAPTER = PRESETS["chapter"]
 LABELS = CHAPTER.tokens
@@ -40,7 +40,8 @@ def weights_line(head, i: int = 3) -> str:
 
 JS_CELLS = """name => {
     const s = Bokeh.documents[0].get_model_by_name(name);
-    return JSON.stringify({x: Array.from(s.data.x), y: Array.from(s.data.y), value: Array.from(s.data.value)});
+    const col = k => Array.from(s.data[k]);
+    return JSON.stringify({x: col('x'), y: col('y'), value: col('value')});
 }"""
 
 
@@ -77,6 +78,13 @@ def handle_of(page, title: str):
     return handle
 
 
+def checkbox(page, label: str):
+    """The <input> of the Bokeh Checkbox with this label (Bokeh 3.9 does not wrap it in a <label>)."""
+    box = page.locator(".bk-Checkbox").filter(has=page.locator(".bk-label", has_text=label)).locator("input")
+    assert box.count() == 1, f"{box.count()} checkboxes labelled {label}"
+    return box
+
+
 def test_page_loads_with_the_chapters_numbers(explorer, artifacts):
     steps = explorer.locator(".steps").first
     text = steps.inner_text()
@@ -108,9 +116,10 @@ def test_arrow_key_on_it0_moves_the_weights_to_the_cores(explorer, artifacts):
 def test_mask_off_puts_weight_above_the_diagonal(explorer, artifacts):
     before = cells(explorer)
     assert np.isnan(before[0, 1])  # masked: 'The' cannot see 'cat'
-    explorer.get_by_text("Causal mask (hide later tokens)").click()
-    expected = core(causal=False)
-    explorer.wait_for_selector(f"text={weights_line(expected)}", timeout=10000)
+    checkbox(explorer, "Causal mask (hide later tokens)").click()
+    expected = core(causal=False)  # 'it' is last, so its own row is the same: wait for the mask's line
+    explorer.wait_for_selector("text=the mask is off, so every key stays", timeout=10000)
+    assert weights_line(expected) in explorer.locator(".steps").first.inner_text()
     after = cells(explorer)
     assert not np.isnan(after).any()
     assert after[0, 1] > 0
@@ -119,7 +128,7 @@ def test_mask_off_puts_weight_above_the_diagonal(explorer, artifacts):
 
 
 def test_scaling_off_changes_the_numbers_to_the_cores(explorer):
-    explorer.get_by_text("Divide scores by √d").click()
+    checkbox(explorer, "Divide scores by √d").click()
     expected = core(scaling=False)
     line = weights_line(expected)
     assert line != START
@@ -169,6 +178,6 @@ def test_the_controls_are_bokeh_widgets_in_the_page(explorer):
     for w in (c.query, c.scaling, c.causal, c.tied_qk, c.normaliser, c.x_scale, c.preset, *c.tokens.flat):
         assert isinstance(w, Model) and type(w).__module__.startswith("bokeh.models"), w
     # and in the browser the named models are those Bokeh types (no Panel wrapper model)
-    types = explorer.evaluate("""() => ['x-3-0', 'query', 'scaling', 'causal', 'normaliser', 'x_scale', 'preset']
-        .map(n => Bokeh.documents[0].get_model_by_name(n).type)""")
+    names = ["x-3-0", "query", "scaling", "causal", "normaliser", "x_scale", "preset"]
+    types = explorer.evaluate("ns => ns.map(n => Bokeh.documents[0].get_model_by_name(n).type)", names)
     assert types == ["Slider", "Select", "Checkbox", "Checkbox", "RadioButtonGroup", "NumericInput", "Select"]

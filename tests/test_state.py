@@ -20,7 +20,7 @@ from core.presets import PRESETS
 from core.trace import fmt_vector
 from widgets.explorer import HeadExplorer
 from widgets.page import SQUARE
-from widgets.state import INPUTS, HeadState
+from widgets.state import INPUTS, MAX_LABEL, HeadState
 from widgets.viewdata import view_data
 
 CHAPTER = PRESETS["chapter"]
@@ -198,7 +198,7 @@ def test_reset_returns_to_the_chapter():
 @pytest.mark.parametrize(
     "tokens",
     [["The", "cat", "The", "it"], ["The", "", "sat", "it"], ["The", "   ", "sat", "it"], [], "Thecatsatit",
-     ["The", "cat", "sat", "x" * 25]],
+     ["The", "cat", "sat", "x" * (MAX_LABEL + 1)]],
     ids=["duplicate", "empty", "blank", "none", "string", "too-long"],
 )
 def test_bad_labels_are_refused(tokens):
