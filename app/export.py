@@ -10,8 +10,13 @@ CustomJS instead of Python callbacks.  Each callback calls
 the result into the same ColumnDataSources, colour mappers, ranges and Divs
 that `HeadPage.update` writes on the server.
 
-`--fragment` writes a `<div>` plus `<script>` blocks (BokehJS inlined too)
-that work pasted into any otherwise empty page.
+The page is laid out like the served one (app/main.py): a header, then the
+Bokeh document's four roots (controls, top, readout, bottom; see
+HeadPage.roots) placed by static/page.css's grid areas.  Separate roots keep
+a change of the steps text from re-laying out the whole page.
+
+`--fragment` writes a `<div>` (the same grid) plus `<script>` blocks (BokehJS
+inlined too) that work pasted into any otherwise empty page.
 
 Limitation, stated in the page too: the sliders are made once for the start
 preset's shape, so the preset picker offers only presets with the same
@@ -21,7 +26,9 @@ number of tokens, width C and head width d as the start preset.
 from __future__ import annotations
 
 import argparse
+import html
 import json
+import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -43,17 +50,24 @@ from widgets.viewdata import view_data
 ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
 EXPORT_CSS = ROOT / "static" / "export.css"
+PAGE_CSS = ROOT / "static" / "page.css"
 MAX_BYTES = 2_000_000
 
-TITLE = (
-    "<h1>One attention head</h1><p>Drag a token's vector, pick the query token, and watch "
-    "how it divides its attention and where its output lands.</p>"
+TITLE = "One attention head"
+DESCRIPTION = (
+    "Drag a token's vector, pick the query token, and watch how it divides its attention among the "
+    "tokens and where its output lands. Every number is computed in your browser from the chapter's "
+    "formulas."
+)
+# The Bokeh document's roots (HeadPage.roots), each in its grid area of static/page.css.
+AREAS = (
+    ("controls", "Controls"),
+    ("top", "Weights and the blend"),
+    ("readout", "The steps"),
+    ("bottom", "Scores and projections"),
 )
 
-CSS = """
-html, body { margin: 0; padding: 0; }
-body { padding: 8px 12px; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-"""
+CSS = ""  # extra rules for the export only, with static/export.css if there is one
 
 # The browser half: one state per embedded page, kept in a WeakMap keyed by
 # the page's preset Select (so two fragments on one page do not share it).
@@ -97,13 +111,57 @@ GLUE_JS = r"""
     return s;
   }
 
+  // Every Div.text write makes BokehJS re-lay out that Div's root, so unchanged text is not written.
+  function setText(div, text) {
+    if (div.text !== text) div.text = text;
+  }
+
   function setMessage(M, s, text) {
     s.message = text;
-    M.controls.message.text = text ? '<div class="alert">' + esc(text) + "</div>" : "";
+    setText(M.controls.message, text ? '<div class="alert">' + esc(text) + "</div>" : "");
   }
 
   function assignData(source, value) {
     source.data = source.data instanceof Map ? new Map(Object.entries(value)) : value;
+  }
+
+  function column(source, name) {
+    return source.data instanceof Map ? source.data.get(name) : source.data[name];
+  }
+
+  function sameNumbers(a, b) {
+    if (a === undefined || a.length !== b.length) return false;
+    for (let k = 0; k < b.length; k++) {
+      if (a[k] !== b[k] && !(Number.isNaN(a[k]) && Number.isNaN(b[k]))) return false;
+    }
+    return true;
+  }
+
+  function sameStrings(a, b) {
+    if (a === undefined || a.length !== b.length) return false;
+    for (let k = 0; k < b.length; k++) if (a[k] !== b[k]) return false;
+    return true;
+  }
+
+  // Same cells, new numbers: keep the x, y, row and col columns, write only what changed (if anything).
+  function updateCells(source, cells, reshape) {
+    if (reshape) return assignData(source, cells);
+    const value = column(source, "value"), text = column(source, "text");
+    const newValue = !sameNumbers(value, cells.value), newText = !sameStrings(text, cells.text);
+    if (!newValue && !newText) return;
+    const data = source.data instanceof Map ? new Map(source.data) : Object.assign({}, source.data);
+    const put = (k, v) => (data instanceof Map ? data.set(k, v) : (data[k] = v));
+    if (newValue) put("value", cells.value);
+    if (newText) put("text", cells.text);
+    source.data = data;
+  }
+
+  function isOn(active) {
+    return Array.from(active || []).indexOf(0) >= 0;
+  }
+
+  function setToggle(box, on) {
+    if (isOn(box.active) !== on) box.active = on ? [0] : [];
   }
 
   function overrides(axis, labels) {
@@ -134,9 +192,11 @@ GLUE_JS = r"""
         m.mapper.setv({low: low, high: high});
         m.ink.setv({low: low, high: high});
       }
-      assignData(m.source, data.cells[name]);
+      updateCells(m.source, data.cells[name], relabel);
       const square = SQUARE.indexOf(name) >= 0;
-      if (square) assignData(m.outline, data.outline);
+      if (square && (relabel || !sameNumbers(column(m.outline, "y"), data.outline.y))) {
+        assignData(m.outline, data.outline);
+      }
       if (relabel) {
         if (square) overrides(m.xaxis, labels);
         overrides(m.yaxis, labels);
@@ -153,10 +213,10 @@ GLUE_JS = r"""
       xr.setv({start: x0, end: x1});
       yr.setv({start: y0, end: y1});
     }
-    b.xaxis.axis_label = data.blend.axes.x;
-    b.yaxis.axis_label = data.blend.axes.y;
-    M.steps.text = data.steps;
-    M.checks.text = data.checks;
+    if (b.xaxis.axis_label !== data.blend.axes.x) b.xaxis.axis_label = data.blend.axes.x;
+    if (b.yaxis.axis_label !== data.blend.axes.y) b.yaxis.axis_label = data.blend.axes.y;
+    setText(M.steps, data.steps);
+    setText(M.checks, data.checks);
   }
 
   function syncControls(M, s, relabel) {
@@ -175,9 +235,9 @@ GLUE_JS = r"""
       }));
       if (relabel) c.query.options = v.tokens.map((label, k) => [String(k), String(label)]);
       if (c.query.value !== String(v.query)) c.query.value = String(v.query);
-      if (c.scaling.active !== v.scaling) c.scaling.active = v.scaling;
-      if (c.causal.active !== v.causal) c.causal.active = v.causal;
-      if (c.tied_qk.active !== v.tied_qk) c.tied_qk.active = v.tied_qk;
+      setToggle(c.scaling, v.scaling);
+      setToggle(c.causal, v.causal);
+      setToggle(c.tied_qk, v.tied_qk);
       const n = NORMALISERS.indexOf(v.normaliser);
       if (c.normaliser.active !== n) c.normaliser.active = n;
       if (c.x_scale.value !== v.x_scale) c.x_scale.value = v.x_scale;
@@ -185,7 +245,7 @@ GLUE_JS = r"""
       if (c.preset.value !== preset) c.preset.value = preset;
       if (c.note) {
         const note = s.data.notes[v.preset];
-        c.note.text = note !== undefined ? note : (s.data.notes[""] || "");
+        setText(c.note, note !== undefined ? note : (s.data.notes[""] || ""));
       }
     } finally {
       s.syncing = false;
@@ -245,7 +305,8 @@ GLUE_JS = r"""
         const q = parseInt(obj.value, 10);
         if (q !== v.query) apply(M, s, {query: q});
       } else if (kind === "scaling" || kind === "causal" || kind === "tied_qk") {
-        if (Boolean(obj.active) !== v[kind]) apply(M, s, {[kind]: Boolean(obj.active)});
+        const on = isOn(obj.active);
+        if (on !== v[kind]) apply(M, s, {[kind]: on});
       } else if (kind === "normaliser") {
         const n = NORMALISERS[obj.active];
         if (n !== v.normaliser) apply(M, s, {normaliser: n});
@@ -274,12 +335,33 @@ GLUE_JS = r"""
 """
 
 TEMPLATE = """{% extends "file.html.jinja" %}
+{% from macros import embed %}
 {% block preamble %}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 {{ head_scripts }}
 {% endblock %}
+{% block postamble %}<style>{{ page_css }}</style>{% endblock %}
+{% block contents %}
+<main class="explorer head-export">
+  {{ header }}
+  {%- for name, label in areas %}
+  <section class="area-{{ name }}" aria-label="{{ label }}">{{ embed(roots[name]) }}</section>
+  {%- endfor %}
+</main>
+{% endblock %}
 """
+
+
+def header_html() -> str:
+    """The page's title and one-line description, as in the served page's template."""
+    return f"<header><h1>{html.escape(TITLE)}</h1><p>{html.escape(DESCRIPTION)}</p></header>"
+
+
+def page_css(fragment: bool = False) -> str:
+    """static/page.css; a fragment leaves the host page's <body> alone."""
+    css = PAGE_CSS.read_text()
+    return re.sub(r"(?m)^body\s*\{[^}]*\}\s*$\n?", "", css) if fragment else css
 
 
 def _script(text: str) -> str:
@@ -330,7 +412,6 @@ def build_page(preset: str | Preset = "chapter", presets: dict[str, Preset] | No
         normaliser=state.normaliser,
         x_scale=state.x_scale,
         preset=state.preset,
-        title=TITLE,
     )
     offered = compatible_presets(start, presets)
     _restrict_presets(page, start, offered, presets)
@@ -446,12 +527,13 @@ def head_scripts(attention_js: Path | None = None) -> str:
     if not path.exists():
         raise SystemExit(f"{path} is missing: the export needs the JavaScript port of the core")
     css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
+    style = [f"<style>{css}</style>"] if css.strip() else []
     glue = (
         GLUE_JS.replace("__NORMALISERS__", json.dumps(list(NORMALISERS)))
         .replace("__SQUARE__", json.dumps(list(SQUARE)))
         .replace("__CUSTOM__", json.dumps(CUSTOM))
     )
-    return "\n".join([f"<style>{css}</style>", _script(path.read_text()), _script(glue)])
+    return "\n".join([*style, _script(path.read_text()), _script(glue)])
 
 
 def render(
@@ -464,28 +546,39 @@ def render(
     """The export's HTML text: a whole page, or a fragment to paste into one."""
     page = build_page(preset, presets)
     scripts = head_scripts(attention_js)
+    roots = {name: page.roots[name] for name, _ in AREAS}
     if fragment:
-        script, div = components(page.layout)
-        bundle = bundle_for_objs_and_resources([page.layout], INLINE)
+        script, divs = components(roots)
+        bundle = bundle_for_objs_and_resources(list(roots.values()), INLINE)
         assert not bundle.js_files and not bundle.css_files, "INLINE resources must not link any file"
         bokeh_js = "\n".join(bundle)
+        sections = "".join(
+            f'<section class="area-{name}" aria-label="{label}">{divs[name]}</section>'
+            for name, label in AREAS
+        )
         return "\n".join(
             [
                 "<!-- One attention head: paste anywhere in a page's <body>. -->",
                 '<link rel="icon" href="data:,">',
                 scripts,
+                f"<style>{page_css(fragment=True)}</style>",
                 bokeh_js,
                 script,
-                f'<div class="head-export">{div}</div>',
+                f'<div class="explorer head-export">{header_html()}{sections}</div>',
             ]
         )
     template = get_env().from_string(TEMPLATE)
     return file_html(
-        page.layout,
+        list(roots.values()),
         resources=INLINE,
-        title="One attention head",
+        title=TITLE,
         template=template,
-        template_variables={"head_scripts": scripts},
+        template_variables={
+            "head_scripts": scripts,
+            "page_css": page_css(),
+            "header": header_html(),
+            "areas": AREAS,
+        },
     )
 
 

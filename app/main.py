@@ -1,14 +1,20 @@
 """The served explorer: `panel serve app/main.py` opens it at /main, one session per browser tab.
 
-The first tab is the head itself; the other two take the chapter's two
-arguments about size (why ÷√d, and what a long context costs) further.
+The page is a template with one document root per part (controls, the two
+rows of figures, the worked steps, the editor, the two further explorers), so
+that a change to the text of one part only re-lays out that part.
 """
 
+import logging
 import sys
 from pathlib import Path
 
+from tornado.iostream import StreamClosedError
+from tornado.websocket import WebSocketClosedError
+
 # `panel serve` runs this file by path; make the repo's packages importable wherever it is started from.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 import panel as pn  # noqa: E402
 
@@ -16,11 +22,57 @@ from widgets.cost_view import CostView  # noqa: E402
 from widgets.explorer import HeadExplorer  # noqa: E402
 from widgets.saturation_view import SaturationView  # noqa: E402
 
+TEMPLATE = (
+    """
+{% extends base %}
+{% block title %}One attention head{% endblock %}
+{% block postamble %}<style>"""
+    + (ROOT / "static" / "page.css").read_text()
+    + """</style>{% endblock %}
+{% block contents %}
+<main class="explorer">
+  <header>
+    <h1>One attention head</h1>
+    <p>Drag a token's vector, pick the query token, and watch how it divides its attention among the
+    tokens and where its output lands. Every number is computed live from the chapter's formulas.</p>
+  </header>
+  <section class="area-controls" aria-label="Controls">{{ embed(roots.controls) }}</section>
+  <section class="area-top" aria-label="Weights and the blend">{{ embed(roots.top) }}</section>
+  <section class="area-readout" aria-label="The steps">{{ embed(roots.readout) }}</section>
+  <section class="area-bottom" aria-label="Scores and projections">{{ embed(roots.bottom) }}
+    {{ embed(roots.editor) }}</section>
+  <section class="area-more" aria-label="Going further">{{ embed(roots.more) }}</section>
+</main>
+{{ embed(roots.location) }}
+{% endblock %}
+"""
+)
+
+
+
+class DropClosedSocketWrites(logging.Filter):
+    """Panel writes a held batch of changes straight to each websocket; when a student's tab closes in
+    the middle of that write, asyncio logs the unawaited write's error. The session is already gone and
+    nothing is lost, so drop that one record rather than have it look like a failure in the server log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, (WebSocketClosedError, StreamClosedError))
+
+
+logging.getLogger("asyncio").addFilter(DropClosedSocketWrites())
 pn.extension()
 
-pn.Tabs(
-    ("One head", HeadExplorer(sync_url=True)),
-    ("Why ÷√d", SaturationView()),
-    ("Long-context cost", CostView()),
-    dynamic=True,  # a tab's Bokeh models are made when it is first shown
-).servable(title="One attention head")
+explorer = HeadExplorer(sync_url=True)
+page = pn.Template(TEMPLATE, location=True)  # the Location root keeps the URL in step
+for name, part in explorer.areas().items():
+    page.add_panel(name, part)
+page.add_panel(
+    "more",
+    pn.Tabs(
+        ("Why divide by √d?", SaturationView()),
+        ("What a long context costs", CostView()),
+        dynamic=True,  # a tab's Bokeh models are made when it is first shown
+    ),
+)
+page.servable(title="One attention head")

@@ -376,11 +376,13 @@ async def one_move(url: str, value: float) -> float:
 
 async def run_session(url, k, start_at, stop_at, rate, moves, out):
     """One session: connect, wait for start_at, move at `rate`/s (0: back to back) until stop_at or `moves`."""
+    out.setdefault("opened_at", None)
     out.update(k=k, lat=[], errors=[], foreign=0, wrong=0, sent=0, connected=False)
     w = Wire(url)
     try:
         await w.open()
         out["connected"] = True
+        out["opened_at"] = time.time()
     except Exception as exc:
         out["errors"].append(f"connect: {exc!r}")
         await w.close()
@@ -447,7 +449,11 @@ def client_process(url, ks, start_at, stop_at, rate, moves, queue, stagger=0.0, 
             else:
                 tasks.append(asyncio.ensure_future(run_session(url, k, start_at, stop_at, rate, moves, out)))
             await asyncio.sleep(stagger)
-        await asyncio.wait(tasks, timeout=max(1.0, stop_at - time.time() + 120))
+        _, pending = await asyncio.wait(tasks, timeout=max(1.0, stop_at - time.time() + 30))
+        for t in pending:  # e.g. a session still opening at the end of the run: report what there is
+            t.cancel()
+            with contextlib.suppress(BaseException):
+                await t
         return outs
 
     queue.put(asyncio.run(main()))
@@ -707,7 +713,7 @@ def run(args) -> dict:
             time.sleep(0.1)
         flood_window = (time.time() + 10, time.time() + 10 + args.flood_seconds)  # 10 s to spawn + connect
         fq, fprocs = spawn_clients(ctx, url, [10_000], *flood_window, args.flood_rate, None, 1, 0.0, flood=True)
-        results = collect(queue, procs, stop_at - time.time() + 90)
+        results = collect(queue, procs, stop_at - time.time() + 60)
         flood = collect(fq, fprocs, 30)
         vanish.join(timeout=30)
         bres = bqueue.get(timeout=120) if bproc else {"lat": [], "errors": [], "pages": 0}
@@ -725,6 +731,7 @@ def run(args) -> dict:
         report.update(
             sessions=n,
             sessions_connected=len(connected),
+            sessions_open_at_start=sum(1 for r in connected if r.get("opened_at") and r["opened_at"] <= start_at),
             moves=len(lat_all),
             moves_per_s=len(lat_all) / args.duration,
             p50_ms=1000 * pct(lat_all, 50),

@@ -51,6 +51,7 @@ class RowChecks:
     """What a careful reader would verify about the query's row of weights."""
 
     row_sum: float
+    masked_keys: int  # how many keys the mask hid from this query
     masked_max: float  # largest |weight| on a masked key; 0 when nothing is masked
     max_weight: float
     max_key: int
@@ -86,6 +87,7 @@ def row_checks(head: Head, i: int) -> RowChecks:
         entropy = float(-(p * np.log(p)).sum()) + 0.0
     return RowChecks(
         row_sum=float(w.sum()),
+        masked_keys=int(hidden.sum()),
         masked_max=float(np.abs(w[hidden]).max()) if hidden.any() else 0.0,
         max_weight=float(w.max()),
         max_key=int(np.argmax(w)),

@@ -18,6 +18,8 @@
   const EXPONENT_FROM = 1e6; // as core.trace: print huge numbers as 1.23e+06
   const EXP_SHOWN_UP_TO = 50; // as core.trace: larger rows show exp(s − max)
   const MIN_SCORE_LIMIT = 1; // as widgets.viewdata: colour range never narrower
+  const NUMBERS_UP_TO = 16; // as widgets.viewdata: above this many rows or columns, cells show no number
+  const VECTOR = /\[[^\[\]]*\]/g; // as widgets.viewdata: a printed vector, kept on one line
 
   class AttentionError extends Error {
     constructor(message) {
@@ -265,6 +267,7 @@
     const onHidden = w.filter((_, j) => hidden[j]).map(Math.abs);
     return {
       row_sum: sum(w),
+      masked_keys: hidden.filter(Boolean).length,
       masked_max: onHidden.length ? maxOf(onHidden) : 0,
       max_weight: maxOf(w),
       max_key: argmax(w),
@@ -341,13 +344,14 @@
 
   function matrixCells(M, rowLabels, colLabels, hidden = null, hiddenText = '−∞') {
     const cells = { x: [], y: [], value: [], text: [], row: [], col: [] };
+    const numbers = Math.max(M.length, M[0].length) <= NUMBERS_UP_TO;
     M.forEach((r, i) =>
       r.forEach((v, j) => {
         const value = hidden && hidden[i][j] ? NaN : v;
         cells.x.push(j);
         cells.y.push(i);
         cells.value.push(value);
-        cells.text.push(Number.isNaN(value) ? hiddenText : fmt(value));
+        cells.text.push(!numbers ? '' : Number.isNaN(value) ? hiddenText : fmt(value));
         cells.row.push(rowLabels[i]);
         cells.col.push(colLabels[j]);
       })
@@ -454,11 +458,13 @@
     return [x0 - pad, x1 + pad, y0 - pad, y1 + pad];
   }
 
+  const vectorsKept = (line) => escapeHtml(line).replace(VECTOR, '<span class="vec">$&</span>');
+
   function stepsHtml(t) {
     const rows = t.steps.map(
       (s) =>
         `<tr><th scope="row">${s.number}</th><td class="step-name">${escapeHtml(s.name)}</td>` +
-        `<td class="step-lines">${s.lines.map(escapeHtml).join('<br>')}</td></tr>`
+        `<td class="step-lines">${s.lines.map(vectorsKept).join('<br>')}</td></tr>`
     );
     return `<table class="steps">${rows.join('')}</table>`;
   }
@@ -467,7 +473,13 @@
     const c = t.checks;
     const items = [
       [Math.abs(c.row_sum - 1) < 1e-9, `row sums to ${fmt(c.row_sum, 6)}`],
-      [c.masked_max === 0, `largest weight on a masked key: ${fmt(c.masked_max, 6)}`],
+      [
+        c.masked_max === 0,
+        c.masked_keys
+          ? `largest weight on the ${c.masked_keys} masked key${c.masked_keys !== 1 ? 's' : ''}: ` +
+            fmt(c.masked_max, 6)
+          : 'no key is masked for this query',
+      ],
       [true, `largest weight ${fmt(c.max_weight)} on '${labels[c.max_key]}'`],
       [true, 'entropy ' + (c.entropy !== null ? `${fmt(c.entropy, 3)} nats` : 'undefined here')],
     ];

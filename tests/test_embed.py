@@ -24,6 +24,7 @@ from nbclient import NotebookClient
 from core.trace import trace
 from tests.conftest import ROOT, free_port, serve
 from widgets.state import HeadState
+from widgets.viewdata import VECTOR
 
 CHAPTER_WEIGHTS = "weights = [0.13, 0.56, 0.14, 0.18]"
 
@@ -79,7 +80,8 @@ def move_and_check(target, t: int, c: int) -> None:
     value = target.evaluate(f"() => Bokeh.documents[0].get_model_by_name({name!r}).value")
     state = HeadState()
     assert state.set_x(t, c, value)
-    line = html.escape(trace(state.head, state.query, state.labels).steps[4].lines[-1])
+    line = trace(state.head, state.query, state.labels).steps[4].lines[-1]
+    line = VECTOR.sub(r'<span class="vec">\g<0></span>', html.escape(line))  # as the steps panel holds it
     assert line != CHAPTER_WEIGHTS
     target.wait_for_function(
         "() => Bokeh.documents[0].get_model_by_name('steps').text.includes(" + json.dumps(line) + ")",
@@ -108,7 +110,8 @@ NOTEBOOK_CELLS = [
     "import sys\nsys.path.insert(0, {root!r})",
     "import panel as pn\npn.extension()",
     "from widgets.explorer import HeadExplorer\nexplorer = HeadExplorer()\nexplorer",
-    "assert 'weights = [0.13, 0.56, 0.14, 0.18]' in explorer.page.steps.text\nprint('explorer ok')",
+    "assert 'weights = <span class=\"vec\">[0.13, 0.56, 0.14, 0.18]</span>' in explorer.page.steps.text\n"
+    "print('explorer ok')",
 ]
 
 

@@ -202,7 +202,7 @@ def test_browser_copied_link_restores_the_state(served_app, browser):
     _open(page, served_app)
     _set_model(page, "preset", "value", "tired")
     page.wait_for_selector("text=the mask is off")
-    _set_model(page, "causal", "active", True)
+    _set_model(page, "causal", "active", [0])
     page.wait_for_function("() => location.search.includes('mask=1')", timeout=10000)
     link, shown = page.url, _weights_line(page)
     first.close()

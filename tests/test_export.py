@@ -15,11 +15,12 @@ import time
 import numpy as np
 import pytest
 
-from app.export import ATTENTION_JS, MAX_BYTES, export, main
+from app.export import AREAS, ATTENTION_JS, MAX_BYTES, export, main
 from core.presets import CHAPTER, Preset
 from core.trace import fmt_vector, trace
 from widgets.controls import preset_note
 from widgets.state import HeadState
+from widgets.viewdata import VECTOR
 
 pytestmark = pytest.mark.skipif(not ATTENTION_JS.exists(), reason="static/attention.js is not there yet")
 
@@ -112,9 +113,14 @@ def steps_text(target) -> str:
     return model(target, "steps", "text")
 
 
+def as_html(line: str) -> str:
+    """A step line as the steps panel holds it: escaped, each vector in a no-wrap span."""
+    return VECTOR.sub(r'<span class="vec">\g<0></span>', html.escape(line))
+
+
 def weights_line(state: HeadState) -> str:
     t = trace(state.head, state.query, state.labels)
-    return html.escape(t.steps[4].lines[-1])
+    return as_html(t.steps[4].lines[-1])
 
 
 def wait_for_steps(target, state: HeadState) -> None:
@@ -149,9 +155,9 @@ def slider_handle(target, t: int, c: int, C: int = 3):
     return target.locator(".x-slider").nth(t * C + c).locator(".noUi-handle")
 
 
-def checkbox(target, label: str):
-    """A Bokeh Checkbox's input (its label is a div beside it, so clicking the text does nothing)."""
-    return target.locator(".bk-Checkbox", has_text=label).locator("input")
+def toggle_label(target, label: str):
+    """The label text of a one-box CheckboxGroup toggle: clicking it toggles the box."""
+    return target.locator(".bk-CheckboxGroup", has_text=label).get_by_text(label)
 
 
 def open_page(context, page, url: str) -> Offline:
@@ -170,6 +176,26 @@ def test_file_is_self_contained_and_small(exported):
     for pattern in (r"<script[^>]+src=", r"<link[^>]+stylesheet", r"@import", r"cdn\.bokeh\.org"):
         assert not re.search(pattern, text), pattern
     assert "AttentionHead" in text and "window.HeadExport" in text
+    for name, _ in AREAS:  # one Bokeh root per grid area, as in the served page
+        assert text.count(f'<section class="area-{name}"') == 1, name
+        assert f'<section class="area-{name}"' in (exported / "fragment.html").read_text(), name
+    assert "<header><h1>One attention head</h1>" in text
+    assert "grid-template-areas" in text
+
+
+def test_page_is_laid_out_in_separate_roots(exported, context, page):
+    """Four document roots, each in its grid area; the steps sit right of the controls, below the top row."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    names = page.evaluate("() => Bokeh.documents[0].roots().map(r => r.name)")
+    assert sorted(names) == sorted(name for name, _ in AREAS)
+    box = {name: page.locator(f"section.area-{name}").bounding_box() for name, _ in AREAS}
+    assert all(b and b["width"] > 0 and b["height"] > 0 for b in box.values()), box
+    assert box["top"]["x"] >= box["controls"]["x"] + box["controls"]["width"] - 1
+    assert box["readout"]["y"] >= box["top"]["y"] + box["top"]["height"] - 1
+    assert box["bottom"]["y"] >= box["readout"]["y"] + box["readout"]["height"] - 1
+    header = page.locator("main.explorer > header")
+    assert header.locator("h1").inner_text() == "One attention head"
+    net.check()
 
 
 def test_offline_page_follows_the_core(exported, context, page, artifacts):
@@ -194,11 +220,11 @@ def test_offline_page_follows_the_core(exported, context, page, artifacts):
     page.screenshot(path=str(artifacts / "export-slider.png"), full_page=True)
 
     # The mask off, then the scaling off: each as the core says.
-    checkbox(page, "Causal mask").click()
+    toggle_label(page, "Causal mask").click()
     assert state.apply(causal=False)
     wait_for_steps(page, state)
     assert_cells_match(page, state)
-    checkbox(page, "Divide scores by").click()
+    toggle_label(page, "Divide scores by").click()
     assert state.apply(scaling=False)
     wait_for_steps(page, state)
     assert_cells_match(page, state)
@@ -230,14 +256,14 @@ def test_offline_page_follows_the_core(exported, context, page, artifacts):
     assert state.load("no-mask")
     wait_for_steps(page, state)
     assert_cells_match(page, state)
-    assert model(page, "causal", "active") is False
+    assert model(page, "causal", "active") == []
     assert model(page, "query", "value") == "0"
     assert model(page, "preset-note", "text") == preset_note("no-mask")
     page.get_by_text("Reset to the chapter's example").click()
     page.wait_for_selector(f"text={CHAPTER_WEIGHTS}")
     assert model(page, "x-3-0", "value") == 0.2
     assert model(page, "preset", "value") == "chapter"
-    assert model(page, "scaling", "active") is True
+    assert model(page, "scaling", "active") == [0]
     net.check()
 
 

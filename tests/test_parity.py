@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,7 +22,7 @@ import pytest
 from core.attention import AttentionError, attend
 from core.presets import CHAPTER, PRESETS
 from core.trace import fmt, trace
-from widgets.viewdata import view_data
+from widgets.viewdata import NUMBERS_UP_TO, view_data
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS port cannot be run")
@@ -205,10 +206,30 @@ def preset_cases() -> list[dict]:
     return cases
 
 
+def large_cases(rng: np.random.Generator) -> list[dict]:
+    """Heads with more than NUMBERS_UP_TO tokens or dimensions: their cells carry no numbers."""
+    cases = []
+    for T, C, d in ((17, 3, 2), (24, 4, 5), (5, 3, 17), (20, 2, 18), (16, 3, 16)):
+        X, W = rng.normal(size=(T, C)), rng.normal(size=(3, C, d))
+        for k in range(3):
+            cases.append(
+                {
+                    "X": X.tolist(),
+                    "W_Q": W[0].tolist(),
+                    "W_K": W[1].tolist(),
+                    "W_V": W[2].tolist(),
+                    "options": {"causal": k != 1, "normaliser": ("softmax", "raw", "top1")[k]},
+                    "i": int(rng.integers(T)),
+                    "labels": [f"t{j}" for j in range(T)],
+                }
+            )
+    return cases
+
+
 @pytest.fixture(scope="module")
 def random_batch():
     rng = np.random.default_rng(20240603)
-    cases = [random_case(rng, k) for k in range(N_RANDOM)] + preset_cases()
+    cases = [random_case(rng, k) for k in range(N_RANDOM)] + preset_cases() + large_cases(rng)
     return cases, run_js(cases)["cases"]
 
 
@@ -216,7 +237,7 @@ def random_batch():
 
 
 def test_random_cases_cover_every_option(random_batch):
-    cases, _ = random_batch
+    cases = random_batch[0][:N_RANDOM]
     assert len(cases) >= 1000
     keys = ("normaliser", "scaling", "causal", "tied_qk")
     seen = {tuple(c["options"][k] for k in keys) for c in cases}
@@ -237,6 +258,44 @@ def test_js_head_trace_and_view_data_match_python(random_batch):
         if len(found) > 20:
             break
     assert not found, "JS and Python disagree:\n" + "\n".join(found[:20])
+
+
+def test_large_matrices_leave_cell_text_empty(random_batch):
+    """Above NUMBERS_UP_TO rows or columns both sides leave every cell's text empty; at 16 they do not."""
+    cases, results = random_batch
+    seen = set()
+    for case, js in zip(cases, results):
+        T, d = len(case["X"]), len(case["W_Q"][0])
+        cells = js["view"]["cells"]
+        for name, cols in (("weights", T), ("Q", d)):
+            empty = all(text == "" for text in cells[name]["text"])
+            assert empty == (max(T, cols) > NUMBERS_UP_TO), (name, T, d)
+            seen.add(empty)
+    assert seen == {True, False}
+
+
+def test_checks_count_the_masked_keys(random_batch):
+    """The masked-key check names how many keys are hidden, or says none are."""
+    cases, results = random_batch
+    phrases = set()
+    for js in results:
+        if "view" not in js:
+            continue
+        checks, n = js["view"]["checks"], js["trace"]["checks"]["masked_keys"]
+        if n == 0:
+            assert "no key is masked for this query" in checks
+            phrases.add("none")
+        else:
+            assert f"largest weight on the {n} masked key{'s' if n != 1 else ''}: " in checks
+            phrases.add("one" if n == 1 else "many")
+    assert phrases == {"none", "one", "many"}
+
+
+def test_steps_keep_each_vector_on_one_line(random_batch):
+    _, results = random_batch
+    steps = next(js["view"]["steps"] for js in results if "view" in js)
+    assert '<span class="vec">[' in steps
+    assert re.sub(r'<span class="vec">\[[^\[\]<]*\]</span>', "", steps).count("[") == 0
 
 
 def test_large_scores_show_exp_relative_to_the_max(random_batch):
@@ -271,7 +330,7 @@ def test_chapter_example_text_for_it():
     assert steps[4]["lines"][1] == "weights = [0.13, 0.56, 0.14, 0.18]"
     assert steps[5]["lines"][1] == "= [0.23, 0.68]"
     assert steps[3]["lines"] == ["no token comes after 'it', so nothing changes"]
-    assert "weights = [0.13, 0.56, 0.14, 0.18]" in js["view"]["steps"]
+    assert 'weights = <span class="vec">[0.13, 0.56, 0.14, 0.18]</span>' in js["view"]["steps"]
     assert "largest weight 0.56 on &#x27;cat&#x27;" in js["view"]["checks"]
     assert not compare_case(case, js, "chapter")
 

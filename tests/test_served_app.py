@@ -79,8 +79,8 @@ def handle_of(page, title: str):
 
 
 def checkbox(page, label: str):
-    """The <input> of the Bokeh Checkbox with this label (Bokeh 3.9 does not wrap it in a <label>)."""
-    box = page.locator(".bk-Checkbox").filter(has=page.locator(".bk-label", has_text=label)).locator("input")
+    """The label text of a one-box CheckboxGroup: a click on the words toggles it."""
+    box = page.get_by_text(label, exact=True)
     assert box.count() == 1, f"{box.count()} checkboxes labelled {label}"
     return box
 
@@ -180,4 +180,4 @@ def test_the_controls_are_bokeh_widgets_in_the_page(explorer):
     # and in the browser the named models are those Bokeh types (no Panel wrapper model)
     names = ["x-3-0", "query", "scaling", "causal", "normaliser", "x_scale", "preset"]
     types = explorer.evaluate("ns => ns.map(n => Bokeh.documents[0].get_model_by_name(n).type)", names)
-    assert types == ["Slider", "Select", "Checkbox", "Checkbox", "RadioButtonGroup", "NumericInput", "Select"]
+    assert types == ["Slider", "Select", "CheckboxGroup", "CheckboxGroup", "RadioButtonGroup", "NumericInput", "Select"]

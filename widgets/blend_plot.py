@@ -23,7 +23,7 @@ class BlendPlot:
         self.links = ColumnDataSource(data["links"], name=f"{name}-links")
         x0, x1, y0, y1 = bounds
         self.figure = fig = figure(
-            title="The blend: the output is pulled towards heavily weighted values",
+            title="The blend: the output (star) among the values",
             name=name,
             width=size,
             height=size,

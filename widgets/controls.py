@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 
 from bokeh.layouts import column, row
-from bokeh.models import Button, Checkbox, Div, NumericInput, RadioButtonGroup, Select, Slider
+from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGroup, Select, Slider
 
 from core.attention import NORMALISERS
 from core.presets import PRESETS
@@ -53,7 +53,7 @@ class TokenSliders:
             step=SLIDER_STEP,
             width=SLIDERS_ROW_PX // width - 6,
             name=f"x-{t}-{c}",
-            format="0[.]00",
+            format="0.00",
             tags=[t, c],
             css_classes=["x-slider"],
         )
@@ -102,6 +102,15 @@ def preset_note(name: str) -> str:
     )
 
 
+def toggle(label: str, on: bool, name: str) -> CheckboxGroup:
+    """A one-box CheckboxGroup: unlike Bokeh's Checkbox its label text is clickable too."""
+    return CheckboxGroup(labels=[label], active=[0] if on else [], name=name)
+
+
+def is_on(active) -> bool:
+    return 0 in (active or [])
+
+
 class HeadControls:
     """Preset and query pickers, the ablations, reset, the sliders, and a line for messages."""
 
@@ -129,9 +138,9 @@ class HeadControls:
             name="query",
             width=280,
         )
-        self.scaling = Checkbox(label="Divide scores by √d", active=scaling, name="scaling")
-        self.causal = Checkbox(label="Causal mask (hide later tokens)", active=causal, name="causal")
-        self.tied_qk = Checkbox(label="Tie keys to queries (W_K = W_Q)", active=tied_qk, name="tied_qk")
+        self.scaling = toggle("Divide scores by √d", scaling, "scaling")
+        self.causal = toggle("Causal mask (hide later tokens)", causal, "causal")
+        self.tied_qk = toggle("Tie keys to queries (W_K = W_Q)", tied_qk, "tied_qk")
         self.normaliser = RadioButtonGroup(
             labels=[NORMALISER_LABELS[n] for n in NORMALISERS],
             active=NORMALISERS.index(normaliser),

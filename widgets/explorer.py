@@ -15,9 +15,10 @@ from functools import partial
 
 import panel as pn
 import param
+from bokeh.core.property.validation import without_property_validation
 
 from core.attention import NORMALISERS
-from widgets.controls import CUSTOM, preset_note, query_options
+from widgets.controls import CUSTOM, is_on, preset_note, query_options
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
 from widgets.page import HeadPage
@@ -73,9 +74,9 @@ class HeadExplorer(pn.viewable.Viewer):
     def _wire_controls(self) -> None:
         c = self.page.controls
         c.query.on_change("value", self._guard(lambda new: self.state.apply(query=int(new))))
-        c.scaling.on_change("active", self._guard(lambda new: self.state.apply(scaling=bool(new))))
-        c.causal.on_change("active", self._guard(lambda new: self.state.apply(causal=bool(new))))
-        c.tied_qk.on_change("active", self._guard(lambda new: self.state.apply(tied_qk=bool(new))))
+        c.scaling.on_change("active", self._guard(lambda new: self.state.apply(scaling=is_on(new))))
+        c.causal.on_change("active", self._guard(lambda new: self.state.apply(causal=is_on(new))))
+        c.tied_qk.on_change("active", self._guard(lambda new: self.state.apply(tied_qk=is_on(new))))
         c.normaliser.on_change(
             "active", self._guard(lambda new: self.state.apply(normaliser=NORMALISERS[new]))
         )
@@ -154,6 +155,7 @@ class HeadExplorer(pn.viewable.Viewer):
         s = self.state
         return (s.labels, s.head.C, s.head.d)
 
+    @without_property_validation  # the view data is built to fit; Bokeh's checks would double the cost
     def _redraw(self, *events) -> None:
         s = self.state
         data = view_data(s.head, s.query, s.labels, s.dims)
@@ -163,7 +165,10 @@ class HeadExplorer(pn.viewable.Viewer):
         changed = {e.name for e in events}
         with pn.io.hold():
             self.page.update(data, s.labels, d=s.head.d, reshape=reshape)
-            self._sync_controls(reshape, changed)
+            if self._dragging:  # the slider already shows its value; only the preset may now be "custom"
+                self._sync_preset()
+            else:
+                self._sync_controls(reshape, changed)
         self.updates += 1
         if not self._dragging:
             self._write_url()
@@ -172,6 +177,16 @@ class HeadExplorer(pn.viewable.Viewer):
         """Put the settings in the address bar, so a copied link opens the same head."""
         if self.sync_url and pn.state.location is not None:
             pn.state.location.update_query(**encode(self.state))
+
+    def _sync_preset(self) -> None:
+        c, name = self.page.controls, self.state.preset or CUSTOM
+        if c.preset.value != name:
+            self._syncing = True
+            try:
+                c.preset.value = name
+                c.note.text = preset_note(self.state.preset)
+            finally:
+                self._syncing = False
 
     def _sync_controls(self, reshape: bool, changed: set) -> None:
         """Make the controls show the state after a change that did not come from them."""
@@ -195,9 +210,9 @@ class HeadExplorer(pn.viewable.Viewer):
                     grid.set_values(W)
             e.set_dims(s.head.d, s.dims)
             c.query.value = str(s.query)
-            c.scaling.active = s.scaling
-            c.causal.active = s.causal
-            c.tied_qk.active = s.tied_qk
+            c.scaling.active = [0] if s.scaling else []
+            c.causal.active = [0] if s.causal else []
+            c.tied_qk.active = [0] if s.tied_qk else []
             c.normaliser.active = NORMALISERS.index(s.normaliser)
             c.x_scale.value = s.x_scale
             c.preset.value = s.preset or CUSTOM
@@ -214,26 +229,35 @@ class HeadExplorer(pn.viewable.Viewer):
         text = as_json(s.head, s.labels) if kind == "json" else as_csv(s.head, s.labels)
         return io.BytesIO(text.encode("utf-8"))
 
-    def __panel__(self):
-        downloads = pn.Row(
-            *(
-                pn.widgets.FileDownload(
-                    callback=partial(self._download, kind),
-                    filename=f"attention-head.{kind}",
-                    label=f"Download every matrix ({kind.upper()})",
-                    button_type="light",
-                )
-                for kind in ("json", "csv")
-            ),
-            pn.pane.Markdown("Each figure saves itself as a PNG from its toolbar."),
-        )
-        return pn.Column(
-            pn.pane.Bokeh(self.page.layout),
-            downloads,
-            pn.Card(
-                pn.pane.Bokeh(self.editor.layout),
-                title="Edit the head",
-                collapsed=False,
+    def _downloads(self) -> pn.Row:
+        buttons = [
+            pn.widgets.FileDownload(
+                callback=partial(self._download, kind),
+                filename=f"attention-head.{kind}",
+                label=f"Download every matrix ({kind.upper()})",
+                button_type="light",
+            )
+            for kind in ("json", "csv")
+        ]
+        return pn.Row(*buttons, pn.pane.Markdown("Each figure saves itself as a PNG from its toolbar."))
+
+    def areas(self) -> dict:
+        """The page's parts as separate Panel objects, for a template that places each as its own root."""
+        roots = self.page.roots
+        return {
+            **{name: pn.pane.Bokeh(model) for name, model in roots.items()},
+            "editor": pn.Column(
+                self._downloads(),
+                pn.Card(
+                    pn.pane.Bokeh(self.editor.layout), title="Edit the head", sizing_mode="stretch_width"
+                ),
                 sizing_mode="stretch_width",
             ),
+        }
+
+    def __panel__(self):
+        return pn.Column(
+            pn.pane.Bokeh(self.page.layout),
+            self._downloads(),
+            pn.Card(pn.pane.Bokeh(self.editor.layout), title="Edit the head", sizing_mode="stretch_width"),
         )

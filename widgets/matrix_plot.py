@@ -7,6 +7,7 @@ only writes new column data and limits into them.
 
 from __future__ import annotations
 
+import numpy as np
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
@@ -17,6 +18,8 @@ from bokeh.models import (
 )
 from bokeh.palettes import Blues256, RdBu11
 from bokeh.plotting import figure
+
+from widgets.viewdata import NUMBERS_UP_TO
 
 # Sequential, light for 0: each weight reads as "how much".  Blue-red diverging
 # for scores: both palettes stay distinguishable under the common colour-blindnesses.
@@ -29,7 +32,11 @@ _INK_WEIGHT = ("#1a1a1a",) * 6 + ("#ffffff",) * 4
 _INK_SCORE = ("#ffffff",) * 2 + ("#1a1a1a",) * 7 + ("#ffffff",) * 2
 
 CELL_PX = 46
-NUMBERS_UP_TO = 16  # above this many rows or columns the numbers no longer fit in a cell
+
+
+def as_columns(cells: dict) -> dict:
+    """View data → source columns; numbers as arrays so Bokeh sends them as binary."""
+    return {k: np.asarray(v, dtype=float) if k in ("x", "y", "value") else v for k, v in cells.items()}
 
 
 class MatrixPlot:
@@ -65,7 +72,7 @@ class MatrixPlot:
             high=self.mapper.high,
             nan_color="#1a1a1a",
         )
-        self.source = ColumnDataSource(cells, name=f"{name}-cells")
+        self.source = ColumnDataSource(as_columns(cells), name=f"{name}-cells")
         self.outline = ColumnDataSource(
             outline or {"x": [], "y": [], "width": [], "height": []}, name=f"{name}-outline"
         )
@@ -127,7 +134,7 @@ class MatrixPlot:
                 tooltips=[
                     (row_axis, "@row"),
                     (col_axis, "@col"),
-                    ("shown", "@text"),
+                    ("value", "@text"),
                     ("exact", "@value{0.000000}"),
                 ],
             )
@@ -157,6 +164,11 @@ class MatrixPlot:
         if (low, high) != (self.mapper.low, self.mapper.high):
             self.mapper.update(low=low, high=high)
             self.ink.update(low=low, high=high)
-        self.source.data = cells
-        if outline is not None:
+        if reshape:
+            self.source.data = as_columns(cells)
+        elif self.numbers.visible:  # same cells, new numbers: send only what changes, values as binary
+            self.source.data.update(value=np.asarray(cells["value"], dtype=float), text=cells["text"])
+        else:  # too many cells for numbers: their text stays empty
+            self.source.data.update(value=np.asarray(cells["value"], dtype=float))
+        if outline is not None and outline != self.outline.data:
             self.outline.data = outline

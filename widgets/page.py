@@ -7,6 +7,8 @@ data: Python on the server, or static/attention.js in the browser.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from bokeh.layouts import column, row
 
 from widgets.blend_plot import BlendPlot
@@ -56,23 +58,27 @@ class HeadPage:
         self.steps = text_panel(data["steps"], name="steps", width=600)
         self.checks = text_panel(data["checks"], name="checks", width=600)
         m = {k: v.figure for k, v in self.matrices.items()}
-        readout = column(
-            text_panel("<h3>The steps for the chosen query</h3>", width=600),
-            self.steps,
-            self.checks,
-            name="readout",
-        )
-        self.layout = column(
-            self.title,
-            row(
-                self.controls.layout,
-                column(row(m["weights"], self.blend.figure), readout, name="main-column"),
-                name="top-row",
+        # Separate document roots, arranged by the page template: a change of a
+        # text panel makes Bokeh re-lay out its whole root, which costs ~40 ms
+        # for the full page but a few ms for a root of two Divs.
+        self.roots = {
+            "controls": self.controls.layout,
+            "top": row(m["weights"], self.blend.figure, name="top"),
+            "readout": column(
+                text_panel("<h3>The steps for the chosen query</h3>", width=600),
+                self.steps,
+                self.checks,
+                name="readout",
             ),
-            row(m["scores"], m["scaled"], name="score-row"),
-            row(m["Q"], m["K"], m["V"], name="qkv-row"),
-            name="head-page",
-            css_classes=["head-page"],
+            "bottom": column(row(m["scores"], m["scaled"]), row(m["Q"], m["K"], m["V"]), name="bottom"),
+        }
+
+    @cached_property
+    def layout(self):
+        """Everything in one Bokeh column, for a notebook cell (slower to re-lay out than separate roots)."""
+        r = self.roots
+        return column(
+            self.title, row(r["controls"], column(r["top"], r["readout"])), r["bottom"], name="head-page"
         )
 
     def update(self, data: dict, labels, *, d: int, reshape: bool = False) -> None:

@@ -9,6 +9,7 @@ is plain numbers and strings: no Bokeh, no Panel.
 from __future__ import annotations
 
 import html
+import re
 
 import numpy as np
 
@@ -18,6 +19,10 @@ from core.trace import Trace, fmt, fmt_vector, trace
 # Colour limits never shrink below this, so a row of near-zero scores is not
 # painted at full saturation.
 MIN_SCORE_LIMIT = 1.0
+# A printed vector, kept on one line in the steps table.
+VECTOR = re.compile(r"\[[^\[\]]*\]")
+# Above this many rows or columns a cell is too small for its number: the text is left empty.
+NUMBERS_UP_TO = 16
 
 
 def matrix_cells(
@@ -33,7 +38,11 @@ def matrix_cells(
         "x": x.astype(float).tolist(),
         "y": y.astype(float).tolist(),
         "value": value.tolist(),
-        "text": [hidden_text if np.isnan(v) else fmt(v) for v in value],
+        "text": (
+            [hidden_text if np.isnan(v) else fmt(v) for v in value]
+            if max(rows, cols) <= NUMBERS_UP_TO
+            else [""] * value.size
+        ),
         "row": [str(row_labels[i]) for i in y],
         "col": [str(col_labels[j]) for j in x],
     }
@@ -171,7 +180,9 @@ def steps_html(trace: Trace) -> str:
     """The six steps as an HTML table; every label is escaped."""
     rows = []
     for step in trace.steps:
-        lines = "<br>".join(html.escape(line) for line in step.lines)
+        lines = "<br>".join(
+            VECTOR.sub(r'<span class="vec">\g<0></span>', html.escape(line)) for line in step.lines
+        )
         rows.append(
             f'<tr><th scope="row">{step.number}</th><td class="step-name">{html.escape(step.name)}</td>'
             f'<td class="step-lines">{lines}</td></tr>'
@@ -185,7 +196,13 @@ def checks_html(trace: Trace, labels) -> str:
     sums_to_one = abs(c.row_sum - 1.0) < 1e-9
     items = [
         (sums_to_one, f"row sums to {fmt(c.row_sum, 6)}"),
-        (c.masked_max == 0.0, f"largest weight on a masked key: {fmt(c.masked_max, 6)}"),
+        (
+            c.masked_max == 0.0,
+            f"largest weight on the {c.masked_keys} masked key{'s' if c.masked_keys != 1 else ''}: "
+            f"{fmt(c.masked_max, 6)}"
+            if c.masked_keys
+            else "no key is masked for this query",
+        ),
         (True, f"largest weight {fmt(c.max_weight)} on '{labels[c.max_key]}'"),
         (True, "entropy " + (f"{fmt(c.entropy, 3)} nats" if c.entropy is not None else "undefined here")),
     ]
