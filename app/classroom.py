@@ -58,7 +58,7 @@ def normalise_origin(origin: str, port: int) -> str:
     origin = origin.strip()
     for scheme in ("http://", "https://", "ws://", "wss://"):
         if origin.lower().startswith(scheme):
-            origin = origin[len(scheme):]
+            origin = origin[len(scheme) :]
     origin = origin.rstrip("/")
     if not origin or "/" in origin or any(c.isspace() for c in origin):
         raise ValueError(f"not a HOST[:PORT] origin: {origin!r}")
@@ -88,14 +88,21 @@ def build_argv(
     for origin in allowed:
         argv += ["--allow-websocket-origin", origin]
     argv += [
-        "--index", "main",
-        "--keep-alive", str(KEEP_ALIVE_MS),
-        "--check-unused-sessions", str(CHECK_UNUSED_MS),
-        "--unused-session-lifetime", str(int(session_lifetime_min * 60_000)),
-        "--session-token-expiration", str(TOKEN_EXPIRATION_S),
+        "--index",
+        "main",
+        "--keep-alive",
+        str(KEEP_ALIVE_MS),
+        "--check-unused-sessions",
+        str(CHECK_UNUSED_MS),
+        "--unused-session-lifetime",
+        str(int(session_lifetime_min * 60_000)),
+        "--session-token-expiration",
+        str(TOKEN_EXPIRATION_S),
         "--global-loading-spinner",
-        "--setup", str(SETUP),
-        "--num-procs", str(processes),
+        "--setup",
+        str(SETUP),
+        "--num-procs",
+        str(processes),
     ]
     if admin:
         argv += ["--admin"]
@@ -154,33 +161,14 @@ def main(args=None) -> None:
     os.execvp(argv[0], argv)
 
 
-def set_tcp_nodelay() -> None:
-    """Send each websocket frame at once (TCP_NODELAY) on every Bokeh websocket.
-
-    Bokeh writes every message as 3+ frames (header, metadata, content) and its
-    WSHandler never disables Nagle's algorithm, so the 2nd frame of a reply waits
-    for the client's delayed ACK: measured on loopback, move → new weights took
-    ~55 ms instead of ~11 ms (bench/RESULTS-classroom.md).
-    """
-    from bokeh.server.views.ws import WSHandler
-
-    if getattr(WSHandler.open, "_nodelay", False):
-        return
-    opened = WSHandler.open
-
-    def open_with_nodelay(self, *args, **kwargs):
-        self.set_nodelay(True)
-        return opened(self, *args, **kwargs)
-
-    open_with_nodelay._nodelay = True
-    WSHandler.open = open_with_nodelay
-
-
 def configure_server() -> None:
     """Run by `panel serve --setup` in each server process, before any session."""
     import panel as pn
 
-    set_tcp_nodelay()
+    sys.path.insert(0, str(ROOT))  # --setup runs this file by path
+    from app.serving import tune_server
+
+    tune_server()
     pn.config.reconnect = True  # the browser reconnects by itself after a drop or a sleep
     pn.config.disconnect_notification = "Lost the connection to the server; reconnecting…"
     pn.config.ready_notification = ""

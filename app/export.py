@@ -129,7 +129,8 @@ GLUE_JS = r"""
     return source.data instanceof Map ? source.data.get(name) : source.data[name];
   }
 
-  function sameNumbers(a, b) {
+  // Equal columns (numbers, NaN equal to NaN, or strings)?
+  function sameColumn(a, b) {
     if (a === undefined || a.length !== b.length) return false;
     for (let k = 0; k < b.length; k++) {
       if (a[k] !== b[k] && !(Number.isNaN(a[k]) && Number.isNaN(b[k]))) return false;
@@ -137,17 +138,17 @@ GLUE_JS = r"""
     return true;
   }
 
-  function sameStrings(a, b) {
-    if (a === undefined || a.length !== b.length) return false;
-    for (let k = 0; k < b.length; k++) if (a[k] !== b[k]) return false;
-    return true;
+  // Write a source only if some column differs: each write re-indexes its glyphs and repaints the figure.
+  function updateSource(source, value) {
+    const same = Object.keys(value).every(k => sameColumn(column(source, k), value[k]));
+    if (!same) assignData(source, value);
   }
 
   // Same cells, new numbers: keep the x, y, row and col columns, write only what changed (if anything).
   function updateCells(source, cells, reshape) {
     if (reshape) return assignData(source, cells);
     const value = column(source, "value"), text = column(source, "text");
-    const newValue = !sameNumbers(value, cells.value), newText = !sameStrings(text, cells.text);
+    const newValue = !sameColumn(value, cells.value), newText = !sameColumn(text, cells.text);
     if (!newValue && !newText) return;
     const data = source.data instanceof Map ? new Map(source.data) : Object.assign({}, source.data);
     const put = (k, v) => (data instanceof Map ? data.set(k, v) : (data[k] = v));
@@ -194,19 +195,17 @@ GLUE_JS = r"""
       }
       updateCells(m.source, data.cells[name], relabel);
       const square = SQUARE.indexOf(name) >= 0;
-      if (square && (relabel || !sameNumbers(column(m.outline, "y"), data.outline.y))) {
-        assignData(m.outline, data.outline);
-      }
+      if (square) updateSource(m.outline, data.outline);
       if (relabel) {
         if (square) overrides(m.xaxis, labels);
         overrides(m.yaxis, labels);
       }
     }
     const b = M.blend;
-    assignData(b.values, data.blend.values);
-    assignData(b.hull, data.blend.hull);
-    assignData(b.output, data.blend.output);
-    assignData(b.links, data.blend.links);
+    updateSource(b.values, data.blend.values);
+    updateSource(b.hull, data.blend.hull);
+    updateSource(b.output, data.blend.output);
+    updateSource(b.links, data.blend.links);
     const [x0, x1, y0, y1] = data.bounds;
     const xr = b.x_range, yr = b.y_range;
     if (relabel || x0 < xr.start || x1 > xr.end || y0 < yr.start || y1 > yr.end) {

@@ -5,12 +5,8 @@ rows of figures, the worked steps, the editor, the two further explorers), so
 that a change to the text of one part only re-lays out that part.
 """
 
-import logging
 import sys
 from pathlib import Path
-
-from tornado.iostream import StreamClosedError
-from tornado.websocket import WebSocketClosedError
 
 # `panel serve` runs this file by path; make the repo's packages importable wherever it is started from.
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,6 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 import panel as pn  # noqa: E402
 
+from app.serving import tune_server  # noqa: E402
 from widgets.cost_view import CostView  # noqa: E402
 from widgets.explorer import HeadExplorer  # noqa: E402
 from widgets.saturation_view import SaturationView  # noqa: E402
@@ -49,18 +46,7 @@ TEMPLATE = (
 )
 
 
-
-class DropClosedSocketWrites(logging.Filter):
-    """Panel writes a held batch of changes straight to each websocket; when a student's tab closes in
-    the middle of that write, asyncio logs the unawaited write's error. The session is already gone and
-    nothing is lost, so drop that one record rather than have it look like a failure in the server log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, (WebSocketClosedError, StreamClosedError))
-
-
-logging.getLogger("asyncio").addFilter(DropClosedSocketWrites())
+tune_server()
 pn.extension()
 
 explorer = HeadExplorer(sync_url=True)

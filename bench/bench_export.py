@@ -12,6 +12,9 @@ Measures, in one run:
   every move changes the weights); the clock stops at the first animation frame after the
   'weights-cells' source has changed (a `change` signal of that model).  One move at a time,
   the next starts after the previous one was painted; median and p90 over N moves;
+* for the export, where a move's time goes: the synchronous time of the glue's handler
+  (performance.now() around `HeadExport.handle`: compute plus every model write), and of
+  `AttentionHead.attend` + `viewData` alone; the rest is BokehJS re-rendering in the frame;
 * what `panel convert app/main.py --to pyodide-worker` would download (URLs read from its
   output; nothing is downloaded).
 """
@@ -83,6 +86,39 @@ async (n) => {
 """
 
 
+# Times the export's CustomJS handler during the moves (the CustomJS code looks it up on every call).
+HANDLER_PROBE = """
+() => {
+  const he = window.HeadExport, inner = he.handle;
+  window.__handler = [];
+  he.handle = function (...args) {
+    const t0 = performance.now();
+    try { return inner.apply(this, args); } finally { window.__handler.push(performance.now() - t0); }
+  };
+}
+"""
+
+# The JS core alone, on the states the moves visit.
+COMPUTE_JS = """
+(n) => {
+  const doc = Bokeh.documents[0];
+  const s = HeadExport.states.get(doc.get_model_by_name('preset')).inputs;
+  const values = [0.15, 0.25, 0.35, 0.3, 0.2];
+  const times = [];
+  for (let k = 0; k < n; k++) {
+    const X = s.X.map(r => r.slice());
+    X[3][0] = values[k % values.length];
+    const t0 = performance.now();
+    const head = AttentionHead.attend(X, s.W_Q, s.W_K, s.W_V, {scaling: s.scaling, causal: s.causal,
+      tied_qk: s.tied_qk, normaliser: s.normaliser, x_scale: s.x_scale});
+    AttentionHead.viewData(head, s.query, s.tokens, [0, 1]);
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+"""
+
+
 def summary(times: list[float]) -> tuple[float, float]:
     times = sorted(times)
     return statistics.median(times), times[int(0.9 * (len(times) - 1))]
@@ -106,10 +142,19 @@ def measure_static(browser, path: Path, moves: int) -> dict:
     page.goto(path.as_uri())
     page.wait_for_function("() => window.__tti !== undefined", timeout=30000)
     tti = page.evaluate("() => window.__tti")
+    page.evaluate(HANDLER_PROBE)
     times = page.evaluate(MOVES_JS, moves)
+    handler = page.evaluate("() => window.__handler")
+    compute = page.evaluate(COMPUTE_JS, moves)
     outside = [u for u in requests if not u.startswith(("file:", "data:"))]
     context.close()
-    return {"tti": tti, "times": times, "requests": len(blocked) + len(outside)}
+    return {
+        "tti": tti,
+        "times": times,
+        "handler": handler,
+        "compute": compute,
+        "requests": len(blocked) + len(outside),
+    }
 
 
 def measure_served(browser, moves: int) -> dict:
@@ -178,6 +223,12 @@ def main(argv=None) -> int:
 
     s_med, s_p90 = summary(static["times"])
     v_med, v_p90 = summary(served["times"])
+    h_med, h_p90 = summary(static["handler"])
+    c_med, c_p90 = summary(static["compute"])
+    try:
+        load = "load average {:.2f}, {:.2f}, {:.2f} (1, 5, 15 min) at the end".format(*os.getloadavg())
+    except OSError:
+        load = "load average unknown"
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
     chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
     text = "\n".join(
@@ -185,7 +236,7 @@ def main(argv=None) -> int:
             "# Static export vs served widget",
             "",
             f"Run {dt.datetime.now().strftime('%Y-%m-%d %H:%M')} on {machine}; {chromium}, headless; "
-            f"`bench/bench_export.py --moves {args.moves}`.",
+            f"`bench/bench_export.py --moves {args.moves}`; {load}.",
             "",
             "| measure | static export (file://) | served (`panel serve`, loopback) |",
             "|---|---|---|",
@@ -194,6 +245,9 @@ def main(argv=None) -> int:
             f"| {served['tti']:.0f} ms |",
             f"| slider → repaint, median ({args.moves} moves) | {s_med:.1f} ms | {v_med:.1f} ms |",
             f"| slider → repaint, p90 | {s_p90:.1f} ms | {v_p90:.1f} ms |",
+            f"| … of which the export's handler (sync JS), median / p90 | {h_med:.1f} / {h_p90:.1f} ms "
+            "| n/a |",
+            f"| … of which `attend` + `viewData`, median / p90 | {c_med:.2f} / {c_p90:.2f} ms | n/a |",
             f"| network requests (non-file) | {static['requests']} | n/a |",
             "",
             "Method: in the page, set `Bokeh.documents[0].get_model_by_name('x-3-0').value`, stop the clock "

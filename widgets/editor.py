@@ -12,6 +12,7 @@ from bokeh.layouts import column, row
 from bokeh.models import Button, Div, NumericInput, Select, Spinner, TextInput
 
 from widgets.state import EDIT_MAX_TOKENS, MAX_WIDTH
+from widgets.style import text_panel
 
 WEIGHTS = ("W_Q", "W_K", "W_V")
 
@@ -62,6 +63,8 @@ class HeadEditor:
         self.dim_x = Select(title="Blend plot: x shows value[…]", name="dim-x", width=200)
         self.dim_y = Select(title="y shows value[…]", name="dim-y", width=200)
         self.dims_note = Div(text="", name="dims-note", width=420)
+        # The editor's own copy of the explorer's message, so a refused entry is explained next to it.
+        self.message = text_panel("", name="editor-message", width=560)
         self.set_dims(d, dims)
         self.layout = column(
             Div(
@@ -70,6 +73,7 @@ class HeadEditor:
                 "state stays.</p>",
                 width=560,
             ),
+            self.message,
             self.labels,
             row(self.add, self.remove),
             row(self.C, self.d),

@@ -221,8 +221,10 @@ class HeadExplorer(pn.viewable.Viewer):
             self._syncing = False
 
     def _show_message(self, text: str) -> None:
+        markup = f'<div class="alert">{html.escape(text)}</div>' if text else ""
         with pn.io.hold():
-            self.page.controls.message.text = f'<div class="alert">{html.escape(text)}</div>' if text else ""
+            self.page.controls.message.text = markup
+            self.editor.message.text = markup
 
     def _download(self, kind: str):
         s = self.state
