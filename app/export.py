@@ -37,7 +37,7 @@ from bokeh.core.templates import get_env
 from bokeh.embed import components, file_html
 from bokeh.embed.bundle import bundle_for_objs_and_resources
 from bokeh.models import CustomJS, Div
-from bokeh.resources import INLINE
+from bokeh.resources import Resources
 
 from core.attention import NORMALISERS
 from core.presets import PRESETS, Preset
@@ -520,6 +520,27 @@ def _wire(page: HeadPage) -> None:
         slider.js_on_change("value", x)
 
 
+
+class BokehOnlyInline(Resources):
+    """Bokeh's inline resources without other libraries' model files.
+
+    Bokeh lists the `__javascript__` of every model class registered in the process, used or not;
+    with Panel imported (a notebook, the test suite) that adds a link to one of Panel's files, which
+    would break the file's promise of no requests. The page uses only Bokeh's own models.
+    """
+
+    def _collect_external_resources(self, resource_attr) -> list[str]:
+        return []
+
+    def clone(self, *, components=None) -> BokehOnlyInline:  # Bokeh's clone would return a plain Resources
+        return BokehOnlyInline(
+            mode="inline", components=components if components is not None else list(self.components)
+        )
+
+
+RESOURCES = BokehOnlyInline(mode="inline")
+
+
 def head_scripts(attention_js: Path | None = None) -> str:
     """The <style> and <script> blocks that must come before the Bokeh document: core port, then glue."""
     path = attention_js or ATTENTION_JS
@@ -548,8 +569,8 @@ def render(
     roots = {name: page.roots[name] for name, _ in AREAS}
     if fragment:
         script, divs = components(roots)
-        bundle = bundle_for_objs_and_resources(list(roots.values()), INLINE)
-        assert not bundle.js_files and not bundle.css_files, "INLINE resources must not link any file"
+        bundle = bundle_for_objs_and_resources(list(roots.values()), RESOURCES)
+        assert not bundle.js_files and not bundle.css_files, "inline resources must not link any file"
         bokeh_js = "\n".join(bundle)
         sections = "".join(
             f'<section class="area-{name}" aria-label="{label}">{divs[name]}</section>'
@@ -569,7 +590,7 @@ def render(
     template = get_env().from_string(TEMPLATE)
     return file_html(
         list(roots.values()),
-        resources=INLINE,
+        resources=RESOURCES,
         title=TITLE,
         template=template,
         template_variables={

@@ -56,8 +56,8 @@ for name, part in explorer.areas().items():
 page.add_panel(
     "more",
     pn.Tabs(
-        ("Why divide by √d?", SaturationView()),
-        ("What a long context costs", CostView()),
+        ("Why ÷√d", SaturationView()),
+        ("Long-context cost", CostView()),
         dynamic=True,  # a tab's Bokeh models are made when it is first shown
     ),
 )

@@ -72,7 +72,9 @@ def decode_numbers(col, buffers) -> list[float]:
         if isinstance(arr, dict) and arr.get("type") == "ref":
             return np.frombuffer(buffers[arr["id"]], dtype=col["dtype"]).astype(float).tolist()
         col = arr
-    return [float(x["value"]) if isinstance(x, dict) else float("nan") if x is None else float(x) for x in col]
+    return [
+        float(x["value"]) if isinstance(x, dict) else float("nan") if x is None else float(x) for x in col
+    ]
 
 
 def entries(data) -> dict:
@@ -184,11 +186,16 @@ class Wire:
 
         self._updated = asyncio.Event()
         host, _, path = self.url.split("://", 1)[1].partition("/")
-        req = HTTPRequest(f"ws://{host}/{path}/ws", headers={"Origin": f"http://{host}"},
-                          connect_timeout=timeout, request_timeout=timeout)
+        req = HTTPRequest(
+            f"ws://{host}/{path}/ws",
+            headers={"Origin": f"http://{host}"},
+            connect_timeout=timeout,
+            request_timeout=timeout,
+        )
         token = generate_jwt_token(generate_session_id())
         self.ws = await asyncio.wait_for(
-            websocket_connect(req, subprotocols=["bokeh", token], max_message_size=1 << 30), timeout)
+            websocket_connect(req, subprotocols=["bokeh", token], max_message_size=1 << 30), timeout
+        )
         self.ws.protocol.set_nodelay(True)  # as browsers do
         ack = await asyncio.wait_for(self._recv(), timeout)
         if not ack or ack[0].get("msgtype") != "ACK":
@@ -211,8 +218,11 @@ class Wire:
         self.sent_values.add(self.attrs[SLIDER].get("value"))
         self._reader = asyncio.ensure_future(self._read_loop())
         ready = {"type": "event", "name": "document_ready", "values": {"type": "map"}}
-        await self.request("PATCH-DOC", {"events": [
-            {"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": ready}]}, timeout)
+        await self.request(
+            "PATCH-DOC",
+            {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": ready}]},
+            timeout,
+        )
         return self
 
     async def _read_loop(self) -> None:
@@ -244,7 +254,9 @@ class Wire:
         for ev in content.get("events", []):
             mid = (ev.get("model") or {}).get("id")
             kind = ev.get("kind")
-            if mid == src and (kind == "ColumnDataChanged" or (kind == "ModelChanged" and ev.get("attr") == "data")):
+            if mid == src and (
+                kind == "ColumnDataChanged" or (kind == "ModelChanged" and ev.get("attr") == "data")
+            ):
                 data = entries(ev.get("data", ev.get("new")))
                 if "value" in data:
                     self.weights = decode_numbers(data["value"], buffers)
@@ -261,8 +273,19 @@ class Wire:
         """Send one property change (as a browser widget would), without waiting."""
         if name == SLIDER and attr == "value":
             self.sent_values.add(value)
-        await self.send("PATCH-DOC", {"events": [
-            {"kind": "ModelChanged", "model": {"id": self.ids[name]}, "attr": attr, "new": encode_number(value)}]})
+        await self.send(
+            "PATCH-DOC",
+            {
+                "events": [
+                    {
+                        "kind": "ModelChanged",
+                        "model": {"id": self.ids[name]},
+                        "attr": attr,
+                        "new": encode_number(value),
+                    }
+                ]
+            },
+        )
 
     async def sync(self, timeout: float = MOVE_TIMEOUT) -> None:
         """A request/reply after everything sent so far: the server has handled it all."""
@@ -624,8 +647,9 @@ def server(args, logdir: Path):
     from app.run_cluster import cluster
 
     if args.through_nginx:
-        with cluster(args.processes, args.port, session_lifetime_min=args.session_lifetime,
-                     log_dir=logdir) as c:
+        with cluster(
+            args.processes, args.port, session_lifetime_min=args.session_lifetime, log_dir=logdir
+        ) as c:
             yield f"{c['url']}/main", [p.pid for _, p in c["backends"]]
     else:
         import subprocess
@@ -634,8 +658,9 @@ def server(args, logdir: Path):
         from app.run_cluster import free_port, wait_for_http
 
         port = args.port or free_port()
-        argv = build_argv(port, "127.0.0.1", [], args.processes,
-                          session_lifetime_min=args.session_lifetime, admin=False)
+        argv = build_argv(
+            port, "127.0.0.1", [], args.processes, session_lifetime_min=args.session_lifetime, admin=False
+        )
         log = open(logdir / f"server-{port}.log", "w")  # noqa: SIM115
         proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -654,8 +679,10 @@ def spawn_clients(ctx, url, ks, start_at, stop_at, rate, moves, per_proc, stagge
     queue = ctx.Queue()
     procs = []
     for i in range(0, len(ks), per_proc):
-        p = ctx.Process(target=client_process,
-                        args=(url, ks[i:i + per_proc], start_at, stop_at, rate, moves, queue, stagger, flood))
+        p = ctx.Process(
+            target=client_process,
+            args=(url, ks[i : i + per_proc], start_at, stop_at, rate, moves, queue, stagger, flood),
+        )
         p.start()
         procs.append(p)
     return queue, procs
@@ -694,13 +721,23 @@ def run(args) -> dict:
         connect_budget = args.connect_budget
         start_at = time.time() + connect_budget
         stop_at = start_at + args.duration
-        queue, procs = spawn_clients(ctx, url, list(range(n)), start_at, stop_at, args.rate, None,
-                                     args.per_process, connect_budget * 0.8 / max(1, args.per_process))
+        queue, procs = spawn_clients(
+            ctx,
+            url,
+            list(range(n)),
+            start_at,
+            stop_at,
+            args.rate,
+            None,
+            args.per_process,
+            connect_budget * 0.8 / max(1, args.per_process),
+        )
         bqueue = ctx.Queue()
         bproc = None
         if args.browsers:
-            bproc = ctx.Process(target=browser_process,
-                                args=(url, args.browsers, start_at, stop_at, args.rate, bqueue))
+            bproc = ctx.Process(
+                target=browser_process, args=(url, args.browsers, start_at, stop_at, args.rate, bqueue)
+            )
             bproc.start()
         # faults, inside the run: a client killed mid-drag at 1/3, a flooder at 2/3
         t_vanish = start_at + args.duration / 3
@@ -712,7 +749,9 @@ def run(args) -> dict:
         while time.time() < t_flood:
             time.sleep(0.1)
         flood_window = (time.time() + 10, time.time() + 10 + args.flood_seconds)  # 10 s to spawn + connect
-        fq, fprocs = spawn_clients(ctx, url, [10_000], *flood_window, args.flood_rate, None, 1, 0.0, flood=True)
+        fq, fprocs = spawn_clients(
+            ctx, url, [10_000], *flood_window, args.flood_rate, None, 1, 0.0, flood=True
+        )
         results = collect(queue, procs, stop_at - time.time() + 60)
         flood = collect(fq, fprocs, 30)
         vanish.join(timeout=30)
@@ -731,7 +770,9 @@ def run(args) -> dict:
         report.update(
             sessions=n,
             sessions_connected=len(connected),
-            sessions_open_at_start=sum(1 for r in connected if r.get("opened_at") and r["opened_at"] <= start_at),
+            sessions_open_at_start=sum(
+                1 for r in connected if r.get("opened_at") and r["opened_at"] <= start_at
+            ),
             moves=len(lat_all),
             moves_per_s=len(lat_all) / args.duration,
             p50_ms=1000 * pct(lat_all, 50),
@@ -770,8 +811,9 @@ def run(args) -> dict:
         # RSS across 1000 moves per session (a few sessions, moving as fast as answers come)
         m = args.moves_sessions
         t0 = time.time() + 15
-        queue, procs = spawn_clients(ctx, url, list(range(20_000, 20_000 + m)), t0, t0 + 240, 0,
-                                     args.moves, m, 0.0)
+        queue, procs = spawn_clients(
+            ctx, url, list(range(20_000, 20_000 + m)), t0, t0 + 240, 0, args.moves, m, 0.0
+        )
         mres = collect(queue, procs, 400)
         t1 = time.time()
         report.update(
@@ -795,10 +837,16 @@ def run(args) -> dict:
         report["elapsed_s"] = round(time.time() - t_end)
     logs = "".join(p.read_text(errors="replace") for p in logdir.glob("*.log"))
     report["server_tracebacks"] = logs.count("Traceback")
-    report["server_traceback_kinds"] = sorted({
-        line.strip() for line in logs.splitlines()
-        if line.startswith(("AssertionError", "tornado.websocket.WebSocketClosedError", "tornado.iostream"))
-        or " error: " in line})[:8]
+    report["server_traceback_kinds"] = sorted(
+        {
+            line.strip()
+            for line in logs.splitlines()
+            if line.startswith(
+                ("AssertionError", "tornado.websocket.WebSocketClosedError", "tornado.iostream")
+            )
+            or " error: " in line
+        }
+    )[:8]
     stats = [line for line in logs.splitlines() if " sessions with " in line]
     report["last_session_stats"] = stats[-2:]
     report["server_log_errors"] = sum(1 for line in logs.splitlines() if " ERROR" in line)

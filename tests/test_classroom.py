@@ -28,12 +28,21 @@ def test_classroom_argv_has_origins_admin_and_session_flags():
     argv = build_argv(5006, "0.0.0.0", ["192.168.1.20", "http://class.example:8080/"], 2, hostname="lab1")
     assert argv[1:4] == ["-m", "panel", "serve"] and argv[4].endswith("app/main.py")
     assert flag_values(argv, "--allow-websocket-origin") == [
-        "localhost:5006", "127.0.0.1:5006", "lab1:5006", "192.168.1.20:5006", "class.example:8080"
+        "localhost:5006",
+        "127.0.0.1:5006",
+        "lab1:5006",
+        "192.168.1.20:5006",
+        "class.example:8080",
     ]
     assert "--admin" in argv and flag_values(argv, "--index") == ["main"]
     assert flag_values(argv, "--num-procs") == ["2"] and flag_values(argv, "--port") == ["5006"]
-    for flag in ("--keep-alive", "--check-unused-sessions", "--unused-session-lifetime",
-                 "--session-token-expiration", "--setup"):
+    for flag in (
+        "--keep-alive",
+        "--check-unused-sessions",
+        "--unused-session-lifetime",
+        "--session-token-expiration",
+        "--setup",
+    ):
         assert len(flag_values(argv, flag)) == 1, flag
     assert "--global-loading-spinner" in argv
     assert default_origins(80, "") == ["localhost:80", "127.0.0.1:80"]
@@ -42,8 +51,14 @@ def test_classroom_argv_has_origins_admin_and_session_flags():
 
 
 def test_classroom_dry_run_prints_command_and_url():
-    out = subprocess.run([sys.executable, "-m", "app.classroom", "--port", "5399", "--dry-run"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "app.classroom", "--port", "5399", "--dry-run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     assert "panel serve" in out and "--allow-websocket-origin" in out and ":5399/" in out
 
 
@@ -52,12 +67,19 @@ def test_nginx_template_renders_a_config_nginx_accepts():
     with tempfile.TemporaryDirectory() as tmp:
         conf = Path(tmp) / "nginx.conf"
         text = render_nginx_conf(tmp, "127.0.0.1:5398", ["127.0.0.1:5396", "127.0.0.1:5397"])
-        for needle in ("least_conn", "proxy_http_version 1.1", "Upgrade $http_upgrade",
-                       'Connection "upgrade"', "Host $http_host", "proxy_read_timeout"):
+        for needle in (
+            "least_conn",
+            "proxy_http_version 1.1",
+            "Upgrade $http_upgrade",
+            'Connection "upgrade"',
+            "Host $http_host",
+            "proxy_read_timeout",
+        ):
             assert needle in text
         conf.write_text(text)
-        r = subprocess.run([NGINX, "-t", "-p", tmp, "-c", str(conf)],
-                           capture_output=True, text=True, timeout=30)
+        r = subprocess.run(
+            [NGINX, "-t", "-p", tmp, "-c", str(conf)], capture_output=True, text=True, timeout=30
+        )
         assert r.returncode == 0, r.stderr
 
 
@@ -133,7 +155,16 @@ WIDGET_BAD = {
     "x-3-0": BAD_NUMBERS,
     "x_scale": [*BAD_NUMBERS, None],
     "W_Q-0-0": [*BAD_NUMBERS, None],
-    "labels": ["", " ", ",,,", "a, a", "abc", "x" * 5000, "<script>alert(1)</script>", "a, b, c, " + "y" * 41],
+    "labels": [
+        "",
+        " ",
+        ",,,",
+        "a, a",
+        "abc",
+        "x" * 5000,
+        "<script>alert(1)</script>",
+        "a, b, c, " + "y" * 41,
+    ],
 }
 # what only a hand-made client can send: Bokeh's property validation refuses it before the app
 WRONG_TYPE = {
@@ -198,8 +229,9 @@ def test_short_load_has_no_errors_and_no_leaks(classroom_server):
     base, _ = classroom_server
     # each session moves 40 times at 4/s as soon as it is open (opening costs ~2.5 s of server CPU each)
     start = time.time()
-    queue, procs = spawn_clients(mp.get_context("spawn"), f"{base}/main", list(range(10)), start,
-                                 start + 100, 4.0, 40, 5, 0.5)
+    queue, procs = spawn_clients(
+        mp.get_context("spawn"), f"{base}/main", list(range(10)), start, start + 100, 4.0, 40, 5, 0.5
+    )
     results = collect(queue, procs, 150)
     assert len(results) == 10 and all(r["connected"] for r in results)
     assert [e for r in results for e in r["errors"]] == []

@@ -70,8 +70,9 @@ def explorer(served_app, page):
 def handle_of(page, title: str):
     """The noUiSlider handle of the token slider titled e.g. 'it[0]' (CSS pierces the shadow roots)."""
     group = page.locator(".bk-input-group").filter(
-        has=page.locator(".bk-slider-title", has_text=re.compile("^" + re.escape(title) + r"\b|^"
-                                                                + re.escape(title) + ":"))
+        has=page.locator(
+            ".bk-slider-title", has_text=re.compile("^" + re.escape(title) + r"\b|^" + re.escape(title) + ":")
+        )
     )
     handle = group.locator(".noUi-handle")
     assert handle.count() == 1, f"{handle.count()} handles for {title}"
@@ -95,8 +96,10 @@ def test_page_loads_with_the_chapters_numbers(explorer, artifacts):
     # every token slider is there, titled like it[0]
     for t, label in enumerate(LABELS):
         for c in range(3):
-            assert explorer.evaluate(
-                f"() => Bokeh.documents[0].get_model_by_name('x-{t}-{c}').title") == f"{label}[{c}]"
+            assert (
+                explorer.evaluate(f"() => Bokeh.documents[0].get_model_by_name('x-{t}-{c}').title")
+                == f"{label}[{c}]"
+            )
     explorer.screenshot(path=str(artifacts / "served-loaded.png"), full_page=True)
 
 
@@ -134,8 +137,9 @@ def test_scaling_off_changes_the_numbers_to_the_cores(explorer):
     assert line != START
     explorer.wait_for_selector(f"text={line}", timeout=10000)
     assert "scaling is off" in explorer.locator(".steps").first.inner_text()
-    np.testing.assert_allclose(cells(explorer), np.where(expected.future, np.nan, expected.weights),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        cells(explorer), np.where(expected.future, np.nan, expected.weights), rtol=0, atol=1e-12
+    )
 
 
 BURST = (0.3, 0.45, 0.6, 0.75, 0.9)
@@ -180,4 +184,12 @@ def test_the_controls_are_bokeh_widgets_in_the_page(explorer):
     # and in the browser the named models are those Bokeh types (no Panel wrapper model)
     names = ["x-3-0", "query", "scaling", "causal", "normaliser", "x_scale", "preset"]
     types = explorer.evaluate("ns => ns.map(n => Bokeh.documents[0].get_model_by_name(n).type)", names)
-    assert types == ["Slider", "Select", "CheckboxGroup", "CheckboxGroup", "RadioButtonGroup", "NumericInput", "Select"]
+    assert types == [
+        "Slider",
+        "Select",
+        "CheckboxGroup",
+        "CheckboxGroup",
+        "RadioButtonGroup",
+        "NumericInput",
+        "Select",
+    ]

@@ -8,9 +8,8 @@ lands in the SAME Bokeh models (no figure is rebuilt), the sources hold exactly
 
 from __future__ import annotations
 
-import re
-
 import math
+import re
 
 import numpy as np
 import panel as pn  # noqa: F401  (HeadExplorer is a Panel Viewer; import Panel as the app does)

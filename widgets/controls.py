@@ -84,7 +84,7 @@ def preset_options() -> list[tuple[str, str]]:
 # One or two sentences per switch on what to look for when it is flipped.
 ABLATION_NOTES = """<details><summary>What each switch shows</summary><ul class="notes">
 <li><b>÷√d off</b>: scores keep their full spread, so rows sharpen; at d = 2 only a little, at d = 128 a lot
-(see the Saturation tab).</li>
+(see "Why ÷√d" below the head).</li>
 <li><b>Mask off</b>: earlier tokens can read later ones; weights appear above the diagonal.</li>
 <li><b>W_K = W_Q</b>: a token's score against itself becomes its query's squared length, so tokens with long
 queries read mostly themselves.</li>
