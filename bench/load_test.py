@@ -398,7 +398,7 @@ async def one_move(url: str, value: float) -> float:
 
 
 async def run_session(url, k, start_at, stop_at, rate, moves, out):
-    """One session: connect, wait for start_at, move at `rate`/s (0: back to back) until stop_at or `moves`."""
+    """One session: connect, wait for start_at, move at `rate`/s (0: back to back) to stop_at or `moves`."""
     out.setdefault("opened_at", None)
     out.update(k=k, lat=[], errors=[], foreign=0, wrong=0, sent=0, connected=False)
     w = Wire(url)
