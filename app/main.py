@@ -53,12 +53,16 @@ explorer = HeadExplorer(sync_url=True)
 page = pn.Template(TEMPLATE, location=True)  # the Location root keeps the URL in step
 for name, part in explorer.areas().items():
     page.add_panel(name, part)
-page.add_panel(
-    "more",
-    pn.Tabs(
+
+
+def going_further():
+    return pn.Tabs(
         ("Why ÷√d", SaturationView()),
         ("Long-context cost", CostView()),
         dynamic=True,  # a tab's Bokeh models are made when it is first shown
-    ),
-)
+    )
+
+
+# Built after the head is on screen: the first render only waits for the part students use first.
+page.add_panel("more", pn.panel(going_further, defer_load=True))
 page.servable(title="One attention head")

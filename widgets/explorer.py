@@ -91,7 +91,7 @@ class HeadExplorer(pn.viewable.Viewer):
         for slider in self.page.controls.tokens.flat:
             t, c = slider.tags
             slider.on_change("value", self._guard(partial(self._drag, t, c)))
-            slider.on_change("value_throttled", lambda attr, old, new: self._write_url())
+            slider.on_change("value_throttled", lambda attr, old, new: self._safely(self._write_url))
 
     def _drag(self, t: int, c: int, new) -> None:
         self._dragging = True
