@@ -45,7 +45,6 @@ from widgets import controls as controls_module
 from widgets.controls import CUSTOM
 from widgets.page import SQUARE, HeadPage
 from widgets.state import HeadState
-from widgets.viewdata import view_data
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
@@ -399,19 +398,7 @@ def build_page(preset: str | Preset = "chapter", presets: dict[str, Preset] | No
     state = HeadState()
     if not state.load(start):
         raise SystemExit(f"the preset {start.name!r} cannot be loaded: {state.message}")
-    page = HeadPage(
-        view_data(state.head, state.query, state.labels),
-        state.labels,
-        state.X,
-        d=state.head.d,
-        query=state.query,
-        scaling=state.scaling,
-        causal=state.causal,
-        tied_qk=state.tied_qk,
-        normaliser=state.normaliser,
-        x_scale=state.x_scale,
-        preset=state.preset,
-    )
+    page = HeadPage.for_state(state)
     offered = compatible_presets(start, presets)
     _restrict_presets(page, start, offered, presets)
     data = {

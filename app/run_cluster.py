@@ -21,11 +21,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from string import Template
 
 from app.classroom import ROOT, build_argv
+from app.serving import free_port, wait_for_http
 
 TEMPLATE = Path(__file__).resolve().with_name("nginx.conf.template")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -40,24 +40,6 @@ def render_nginx_conf(prefix: str | Path, listen: str, backends: list[str]) -> s
     if "${" in text:
         raise ValueError("the nginx template has a field that was not filled in")
     return text
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_http(url: str, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=30) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.25)
-    raise RuntimeError(f"{url} did not answer within {timeout} s")
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -1,8 +1,13 @@
-"""Server-side tuning shared by `panel serve app/main.py` and the classroom launcher."""
+"""Serving helpers: the server-side tuning shared by `panel serve app/main.py` and the classroom
+launcher, and the two small utilities every script that starts a server needs (a free port, and
+waiting until the app answers)."""
 
 from __future__ import annotations
 
 import logging
+import socket
+import time
+import urllib.request
 
 from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError
@@ -46,3 +51,23 @@ def tune_server() -> None:
     log = logging.getLogger("asyncio")
     if not any(isinstance(f, DropClosedSocketWrites) for f in log.filters):
         log.addFilter(DropClosedSocketWrites())
+
+
+def free_port() -> int:
+    """A loopback port nobody is listening on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, timeout: float = 90.0) -> None:
+    """Poll until `url` answers 200; a first session on a busy machine can take many seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=30) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.25)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")

@@ -26,11 +26,7 @@ class BaselineExplorer:
     def __init__(self, state: HeadState | None = None):
         self.state = s = state or HeadState()
         self.updates = 0
-        self.page = page = HeadPage(
-            view_data(s.head, s.query, s.labels), s.labels, s.X, d=s.head.d, query=s.query,
-            scaling=s.scaling, causal=s.causal, tied_qk=s.tied_qk, normaliser=s.normaliser,
-            x_scale=s.x_scale, preset=s.preset,
-        )
+        self.page = page = HeadPage.for_state(s)
         self._syncing = False
         self.sliders = [
             [

@@ -655,7 +655,7 @@ def server(args, logdir: Path):
         import subprocess
 
         from app.classroom import build_argv
-        from app.run_cluster import free_port, wait_for_http
+        from app.serving import free_port, wait_for_http
 
         port = args.port or free_port()
         argv = build_argv(

@@ -18,7 +18,7 @@
   const EXPONENT_FROM = 1e6; // as core.trace: print huge numbers as 1.23e+06
   const EXP_SHOWN_UP_TO = 50; // as core.trace: larger rows show exp(s − max)
   const MIN_SCORE_LIMIT = 1; // as widgets.viewdata: colour range never narrower
-  const NUMBERS_UP_TO = 16; // as widgets.viewdata: above this many rows or columns, cells show no number
+  const NUMBERS_UP_TO = 12; // as widgets.viewdata: above this many rows or columns, cells show no number
   const VECTOR = /\[[^\[\]]*\]/g; // as widgets.viewdata: a printed vector, kept on one line
 
   class AttentionError extends Error {

@@ -19,7 +19,8 @@ from core.presets import PRESETS
 from widgets.style import text_panel
 
 SLIDER_LOW, SLIDER_HIGH, SLIDER_STEP = -2.0, 2.0, 0.05
-SLIDERS_ROW_PX = 280  # one token's sliders share this width, whatever C is
+SLIDERS_ROW_PX = 280  # a row of sliders shares this width
+PER_ROW = 3  # beyond this a token's sliders wrap onto another row, so titles like it[0]: 0.20 still fit
 
 
 def slider_range(value: float) -> tuple[float, float]:
@@ -38,10 +39,17 @@ class TokenSliders:
     def rebuild(self, labels, X) -> None:
         """New sliders for a new set of tokens or a new width C (never during a drag)."""
         self.sliders = [
-            [self._slider(f"{label}[{c}]", float(v), t, c, len(vector)) for c, v in enumerate(vector)]
+            [
+                self._slider(f"{label}[{c}]", float(v), t, c, min(len(vector), PER_ROW))
+                for c, v in enumerate(vector)
+            ]
             for t, (label, vector) in enumerate(zip(labels, X))
         ]
-        self.layout.children = [row(*line, css_classes=["token-row"]) for line in self.sliders]
+        self.layout.children = [
+            row(*line[k : k + PER_ROW], css_classes=["token-row"])
+            for line in self.sliders
+            for k in range(0, len(line), PER_ROW)
+        ]
 
     def _slider(self, title: str, value: float, t: int, c: int, width: int) -> Slider:
         low, high = slider_range(value)

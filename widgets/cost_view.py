@@ -432,25 +432,14 @@ class CostView(pn.viewable.Viewer):
 
     settings = param.ClassSelector(class_=CostSettings)
 
-    # Built on first use (`__panel__`, or touching one of these), so constructing the view is cheap.
-    _UI = frozenset(
-        {"plot", "preset_select", "T_slider", "inputs", "gpu_slider", "readout", "message", "_layout"}
-    )
 
     def __init__(self, **params):
         params.setdefault("settings", CostSettings())
         super().__init__(**params)
-        self._built = False
-
-    def __getattr__(self, name):
-        if name in type(self)._UI and not self.__dict__.get("_built", True):
-            self._build()
-            return getattr(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._build()
 
     def _build(self) -> None:
         """Make the figures and widgets and start listening to the settings."""
-        self._built = True
         s = self.settings
         self.plot = CostFigure(s.cost)
         self._syncing = False
@@ -558,6 +547,4 @@ class CostView(pn.viewable.Viewer):
         self.message.object = message_html(event.new)
 
     def __panel__(self):
-        if not self._built:
-            self._build()
         return self._layout

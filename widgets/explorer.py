@@ -43,18 +43,8 @@ class HeadExplorer(pn.viewable.Viewer):
         if self.sync_url and pn.state.session_args:
             apply_params(s, dict(pn.state.session_args))
         self._shape = self._shape_of()
-        self.page = HeadPage(
-            view_data(s.head, s.query, s.labels),
-            s.labels,
-            s.X,
-            d=s.head.d,
-            query=s.query,
-            scaling=s.scaling,
-            causal=s.causal,
-            tied_qk=s.tied_qk,
-            normaliser=s.normaliser,
-            x_scale=s.x_scale,
-            preset=s.preset,
+        self.page = HeadPage.for_state(
+            s,
             title="<h1>One attention head</h1><p>Drag a token's vector, pick the query token, and watch "
             "how it divides its attention and where its output lands.</p>",
         )

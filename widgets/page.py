@@ -15,6 +15,7 @@ from widgets.blend_plot import BlendPlot
 from widgets.controls import HeadControls
 from widgets.matrix_plot import MatrixPlot
 from widgets.style import text_panel
+from widgets.viewdata import view_data
 
 # Which matrix goes in which figure, with its title and colour scheme.
 MATRIX_FIGURES = (
@@ -72,6 +73,25 @@ class HeadPage:
             ),
             "bottom": column(row(m["scores"], m["scaled"]), row(m["Q"], m["K"], m["V"]), name="bottom"),
         }
+
+    @classmethod
+    def for_state(cls, state, title: str = "") -> HeadPage:
+        """The page showing a HeadState as it is now (every option, the query, the preset)."""
+        s = state
+        return cls(
+            view_data(s.head, s.query, s.labels, s.dims),
+            s.labels,
+            s.X,
+            d=s.head.d,
+            title=title,
+            query=s.query,
+            scaling=s.scaling,
+            causal=s.causal,
+            tied_qk=s.tied_qk,
+            normaliser=s.normaliser,
+            x_scale=s.x_scale,
+            preset=s.preset,
+        )
 
     @cached_property
     def layout(self):

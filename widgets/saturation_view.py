@@ -349,25 +349,14 @@ class SaturationView(pn.viewable.Viewer):
 
     settings = param.ClassSelector(class_=SaturationSettings)
 
-    # Built on first use (`__panel__`, or touching one of these), so constructing the view is cheap.
-    _UI = frozenset(
-        {"plots", "d_buttons", "seed_input", "T_input", "trials_input", "readout", "message", "_layout"}
-    )
 
     def __init__(self, **params):
         params.setdefault("settings", SaturationSettings())
         super().__init__(**params)
-        self._built = False
-
-    def __getattr__(self, name):
-        if name in type(self)._UI and not self.__dict__.get("_built", True):
-            self._build()
-            return getattr(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._build()
 
     def _build(self) -> None:
         """Make the figures and widgets and start listening to the settings."""
-        self._built = True
         s = self.settings
         self.plots = SaturationFigures(s.curve, s.point)
         self._syncing = False
@@ -453,6 +442,4 @@ class SaturationView(pn.viewable.Viewer):
         self.message.object = message_html(event.new)
 
     def __panel__(self):
-        if not self._built:
-            self._build()
         return self._layout

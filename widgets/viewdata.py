@@ -22,7 +22,7 @@ MIN_SCORE_LIMIT = 1.0
 # A printed vector, kept on one line in the steps table.
 VECTOR = re.compile(r"\[[^\[\]]*\]")
 # Above this many rows or columns a cell is too small for its number: the text is left empty.
-NUMBERS_UP_TO = 16
+NUMBERS_UP_TO = 12
 
 
 def matrix_cells(
