@@ -45,9 +45,35 @@ class DropClosedSocketWrites(logging.Filter):
         return not isinstance(exc, (WebSocketClosedError, StreamClosedError))
 
 
+def tolerate_early_close() -> None:
+    """Let a websocket close before its session exists without an uncaught exception.
+
+    A laptop that closes its lid (or a tab closed) while the server is still building the session
+    reaches Bokeh's `WSHandler.on_close` with a connection whose session is not attached yet;
+    `connection.session` then fails an assertion and Tornado logs "Uncaught exception". There is
+    nothing to clean up in that case beyond telling the application the client left.
+    """
+    from bokeh.server.views.ws import WSHandler
+
+    if getattr(WSHandler.on_close, "_tolerant", False):
+        return
+    closed = WSHandler.on_close
+
+    def on_close(self) -> None:
+        connection = getattr(self, "connection", None)
+        if connection is not None and getattr(connection, "_session", None) is None:
+            self.application.client_lost(connection)
+            return
+        closed(self)
+
+    on_close._tolerant = True
+    WSHandler.on_close = on_close
+
+
 def tune_server() -> None:
     """Idempotent: safe to call from every session's script run."""
     set_tcp_nodelay()
+    tolerate_early_close()
     log = logging.getLogger("asyncio")
     if not any(isinstance(f, DropClosedSocketWrites) for f in log.filters):
         log.addFilter(DropClosedSocketWrites())
