@@ -16,7 +16,7 @@ from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGr
 
 from core.attention import NORMALISERS
 from core.presets import PRESETS
-from widgets.style import text_panel
+from widgets.style import short_label, text_panel
 
 SLIDER_LOW, SLIDER_HIGH, SLIDER_STEP = -2.0, 2.0, 0.05
 SLIDERS_ROW_PX = 280  # a row of sliders shares this width
@@ -40,7 +40,7 @@ class TokenSliders:
         """New sliders for a new set of tokens or a new width C (never during a drag)."""
         self.sliders = [
             [
-                self._slider(f"{label}[{c}]", float(v), t, c, min(len(vector), PER_ROW))
+                self._slider(f"{short_label(label, 8)}[{c}]", float(v), t, c, min(len(vector), PER_ROW))
                 for c, v in enumerate(vector)
             ]
             for t, (label, vector) in enumerate(zip(labels, X))

@@ -432,7 +432,6 @@ class CostView(pn.viewable.Viewer):
 
     settings = param.ClassSelector(class_=CostSettings)
 
-
     def __init__(self, **params):
         params.setdefault("settings", CostSettings())
         super().__init__(**params)

@@ -19,6 +19,7 @@ from bokeh.models import (
 from bokeh.palettes import Blues256, RdBu11
 from bokeh.plotting import figure
 
+from widgets.style import short_label
 from widgets.viewdata import NUMBERS_UP_TO
 
 # Sequential, light for 0: each weight reads as "how much".  Blue-red diverging
@@ -144,11 +145,13 @@ class MatrixPlot:
         self._set_axes(rows, cols)
 
     def _set_axes(self, rows, cols) -> None:
-        n_rows, n_cols = len(rows), len(cols)
-        self.figure.xaxis.ticker = FixedTicker(ticks=list(range(n_cols)))
-        self.figure.yaxis.ticker = FixedTicker(ticks=list(range(n_rows)))
-        self.figure.xaxis.major_label_overrides = {i: str(c) for i, c in enumerate(cols)}
-        self.figure.yaxis.major_label_overrides = {i: str(r) for i, r in enumerate(rows)}
+        for axis, labels in ((self.figure.xaxis[0], cols), (self.figure.yaxis[0], rows)):
+            ticks = list(range(len(labels)))
+            if isinstance(axis.ticker, FixedTicker):
+                axis.ticker.ticks = ticks
+            else:
+                axis.ticker = FixedTicker(ticks=ticks)
+            axis.major_label_overrides = {i: short_label(label) for i, label in enumerate(labels)}
 
     def update(
         self, cells: dict, limits, rows, cols, *, outline: dict | None = None, reshape: bool = False

@@ -349,7 +349,6 @@ class SaturationView(pn.viewable.Viewer):
 
     settings = param.ClassSelector(class_=SaturationSettings)
 
-
     def __init__(self, **params):
         params.setdefault("settings", SaturationSettings())
         super().__init__(**params)

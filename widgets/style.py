@@ -10,3 +10,9 @@ CSS = (Path(__file__).resolve().parents[1] / "static" / "explorer.css").read_tex
 def text_panel(text: str = "", **kw) -> Div:
     """A Div styled by static/explorer.css (each document gets its own sheet model)."""
     return Div(text=text, stylesheets=[InlineStyleSheet(css=CSS)], **kw)
+
+
+def short_label(label: str, width: int = 10) -> str:
+    """A token label cut to fit an axis or a slider title; the full label stays in hovers and the steps."""
+    label = str(label)
+    return label if len(label) <= width else label[: width - 1] + "…"
