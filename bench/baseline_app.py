@@ -50,13 +50,13 @@ class BaselineExplorer:
         self.causal.param.watch(lambda e: self._from_control(s.apply, causal=e.new), "value")
         self.normaliser.param.watch(lambda e: self._from_control(s.apply, normaliser=e.new), "value")
         s.param.watch(self._redraw, ["head", "query"])
-        m = {k: v.figure for k, v in page.matrices.items()}
+        m = {k: v.figure for k, v in page.plots.items()}
         figures = column(
             row(m["weights"], page.blend.figure),
             page.steps,
             page.checks,
             row(m["scores"], m["scaled"]),
-            row(m["Q"], m["K"], m["V"]),
+            m["qkv"],
         )
         controls = pn.Column(
             self.query, self.scaling, self.causal, self.normaliser,

@@ -11,6 +11,7 @@ import numpy as np
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
+    Dodge,
     FixedTicker,
     HoverTool,
     LinearColorMapper,
@@ -41,12 +42,19 @@ def as_columns(cells: dict) -> dict:
 
 
 class MatrixPlot:
-    """One matrix figure.  `kind` is "weights" (sequential 0..1) or "scores" (diverging ±limit)."""
+    """Matrices of one colour scheme side by side in one figure, each as coloured cells with its numbers.
+
+    Each [T, T] heatmap is a figure of its own; Q, K and V share one (a slider move repaints one canvas
+    for the three, not three).  `kind` is "weights" (sequential 0..1) or "scores" (diverging ±limit).
+    `parts[name]` holds each matrix's source and its `update`.
+    """
+
+    GAP = 1  # empty columns between two matrices in one figure
 
     def __init__(
         self,
         title: str,
-        cells: dict,
+        blocks: dict[str, dict],
         limits,
         rows,
         cols,
@@ -73,18 +81,16 @@ class MatrixPlot:
             high=self.mapper.high,
             nan_color="#1a1a1a",
         )
-        self.source = ColumnDataSource(as_columns(cells), name=f"{name}-cells")
-        self.outline = ColumnDataSource(
-            outline or {"x": [], "y": [], "width": [], "height": []}, name=f"{name}-outline"
-        )
-        width = min(max_px, 90 + CELL_PX * max(n_cols, 2) + (70 if n_cols > 2 else 0))
+        self.names = list(blocks)
+        width_cols = self._span(n_cols)
+        width = min(max_px * len(blocks), 90 + CELL_PX * max(width_cols, 2) + (70 if width_cols > 2 else 0))
         height = min(max_px, 70 + CELL_PX * max(n_rows, 2))
         self.figure = fig = figure(
             title=title,
             name=name,
             width=width,
             height=height,
-            x_range=Range1d(-0.5, n_cols - 0.5),
+            x_range=Range1d(-0.5, width_cols - 0.5),
             y_range=Range1d(n_rows - 0.5, -0.5),
             tools="save",
             toolbar_location="right",
@@ -98,10 +104,70 @@ class MatrixPlot:
         fig.axis.axis_line_color = None
         fig.xaxis.axis_label = col_axis
         fig.yaxis.axis_label = row_axis
-        fig.xaxis.major_label_orientation = 0.0 if n_cols <= 8 else 0.9
+        fig.xaxis.major_label_orientation = 0.0 if width_cols <= 8 else 0.9
+        self.parts = {
+            block: MatrixPart(self, block, cells, k * (n_cols + self.GAP), outline, row_axis, col_axis)
+            for k, (block, cells) in enumerate(blocks.items())
+        }
+        for part in self.parts.values():
+            part.numbers.visible = max(n_rows, n_cols) <= NUMBERS_UP_TO
+        if width_cols > 2 or kind == "weights":
+            fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, title=None, padding=4), "right")
+        self._set_axes(rows, cols)
+
+    def _span(self, n_cols: int) -> int:
+        """Columns the figure spans: every matrix and the gaps between them."""
+        return len(self.names) * (n_cols + self.GAP) - self.GAP
+
+    def _set_axes(self, rows, cols) -> None:
+        if len(self.names) == 1:
+            col_labels = {i: short_label(c) for i, c in enumerate(cols)}
+        else:  # Q[0], Q[1], K[0], …: each column says which matrix it belongs to
+            step = len(cols) + self.GAP
+            col_labels = {
+                k * step + j: f"{n}[{c}]" for k, n in enumerate(self.names) for j, c in enumerate(cols)
+            }
+        row_labels = {i: short_label(r) for i, r in enumerate(rows)}
+        for axis, labels in ((self.figure.xaxis[0], col_labels), (self.figure.yaxis[0], row_labels)):
+            ticks = sorted(labels)
+            if isinstance(axis.ticker, FixedTicker):
+                axis.ticker.ticks = ticks
+            else:
+                axis.ticker = FixedTicker(ticks=ticks)
+            axis.major_label_overrides = labels
+
+    def reshape(self, rows, cols) -> None:
+        """New numbers of rows or columns (tokens or widths changed): ranges, offsets and tick labels."""
+        n_rows, n_cols = len(rows), len(cols)
+        self.figure.x_range.update(start=-0.5, end=self._span(n_cols) - 0.5)
+        self.figure.y_range.update(start=n_rows - 0.5, end=-0.5)
+        for k, part in enumerate(self.parts.values()):
+            part.shift.value = k * (n_cols + self.GAP)
+            part.numbers.visible = max(n_rows, n_cols) <= NUMBERS_UP_TO
+        self._set_axes(rows, cols)
+
+    def set_limits(self, limits) -> None:
+        low, high = limits
+        if (low, high) != (self.mapper.low, self.mapper.high):
+            self.mapper.update(low=low, high=high)
+            self.ink.update(low=low, high=high)
+
+
+class MatrixPart:
+    """One matrix of a MatrixPlot: its cells' source, its outline, and the update that writes them."""
+
+    def __init__(self, plot: MatrixPlot, name: str, cells: dict, offset: int, outline, row_axis, col_axis):
+        self.plot, self.figure, self.mapper, self.ink = plot, plot.figure, plot.mapper, plot.ink
+        self.source = ColumnDataSource(as_columns(cells), name=f"{name}-cells")
+        self.outline = ColumnDataSource(
+            outline or {"x": [], "y": [], "width": [], "height": []}, name=f"{name}-outline"
+        )
+        self.shift = Dodge(value=offset)  # where this matrix starts along x
+        x = {"field": "x", "transform": self.shift}
+        fig = plot.figure
         cells_r = fig.rect(
-            "x",
-            "y",
+            x=x,
+            y="y",
             width=1,
             height=1,
             source=self.source,
@@ -109,8 +175,8 @@ class MatrixPlot:
             fill_color={"field": "value", "transform": self.mapper},
         )
         self.numbers = fig.text(
-            "x",
-            "y",
+            x=x,
+            y="y",
             text="text",
             source=self.source,
             text_align="center",
@@ -118,21 +184,22 @@ class MatrixPlot:
             text_font_size="11px",
             text_color={"field": "value", "transform": self.ink},
         )
-        self.numbers.visible = max(n_rows, n_cols) <= NUMBERS_UP_TO
-        fig.rect(
-            "x",
-            "y",
-            width="width",
-            height="height",
-            source=self.outline,
-            fill_alpha=0,
-            line_color="#f28e2b",
-            line_width=3,
-        )
+        if outline is not None:
+            fig.rect(
+                x=x,
+                y="y",
+                width="width",
+                height="height",
+                source=self.outline,
+                fill_alpha=0,
+                line_color="#f28e2b",
+                line_width=3,
+            )
         fig.add_tools(
             HoverTool(
                 renderers=[cells_r],
                 tooltips=[
+                    ("matrix", name),
                     (row_axis, "@row"),
                     (col_axis, "@col"),
                     ("value", "@text"),
@@ -140,33 +207,14 @@ class MatrixPlot:
                 ],
             )
         )
-        if n_cols > 2 or kind == "weights":
-            fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, title=None, padding=4), "right")
-        self._set_axes(rows, cols)
-
-    def _set_axes(self, rows, cols) -> None:
-        for axis, labels in ((self.figure.xaxis[0], cols), (self.figure.yaxis[0], rows)):
-            ticks = list(range(len(labels)))
-            if isinstance(axis.ticker, FixedTicker):
-                axis.ticker.ticks = ticks
-            else:
-                axis.ticker = FixedTicker(ticks=ticks)
-            axis.major_label_overrides = {i: short_label(label) for i, label in enumerate(labels)}
 
     def update(
         self, cells: dict, limits, rows, cols, *, outline: dict | None = None, reshape: bool = False
     ) -> None:
         """New numbers in place; `reshape` also resets ranges and tick labels (tokens or widths changed)."""
         if reshape:
-            n_rows, n_cols = len(rows), len(cols)
-            self.figure.x_range.update(start=-0.5, end=n_cols - 0.5)
-            self.figure.y_range.update(start=n_rows - 0.5, end=-0.5)
-            self._set_axes(rows, cols)
-            self.numbers.visible = max(n_rows, n_cols) <= NUMBERS_UP_TO
-        low, high = limits
-        if (low, high) != (self.mapper.low, self.mapper.high):
-            self.mapper.update(low=low, high=high)
-            self.ink.update(low=low, high=high)
+            self.plot.reshape(rows, cols)
+        self.plot.set_limits(limits)
         if reshape:
             self.source.data = as_columns(cells)
         elif self.numbers.visible:  # same cells, new numbers: send only what changes, values as binary

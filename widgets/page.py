@@ -17,14 +17,12 @@ from widgets.matrix_plot import MatrixPlot
 from widgets.style import text_panel
 from widgets.viewdata import view_data
 
-# Which matrix goes in which figure, with its title and colour scheme.
+# The figures: a name, a title, a colour scheme, and the matrices drawn side by side in it.
 MATRIX_FIGURES = (
-    ("weights", "Weights: how each query divides its attention", "weights"),
-    ("scores", "Scores Q·Kᵀ (as computed, before the mask)", "scores"),
-    ("scaled", "Scores after ÷√d and the mask", "scores"),
-    ("Q", "Q = X·W_Q", "scores"),
-    ("K", "K = X·W_K", "scores"),
-    ("V", "V = X·W_V", "scores"),
+    ("weights", "Weights: how each query divides its attention", "weights", ("weights",)),
+    ("scores", "Scores Q·Kᵀ (as computed, before the mask)", "scores", ("scores",)),
+    ("scaled", "Scores after ÷√d and the mask", "scores", ("scaled",)),
+    ("qkv", "Q = X·W_Q,  K = X·W_K,  V = X·W_V", "scores", ("Q", "K", "V")),
 )
 SQUARE = ("weights", "scores", "scaled")
 
@@ -38,13 +36,13 @@ class HeadPage:
 
     def __init__(self, data: dict, labels, X, *, d: int, title: str = "", **options):
         self.controls = HeadControls(labels, X, **options)
-        self.matrices: dict[str, MatrixPlot] = {}
-        for name, heading, kind in MATRIX_FIGURES:
+        self.plots: dict[str, MatrixPlot] = {}
+        for name, heading, kind, blocks in MATRIX_FIGURES:
             square = name in SQUARE
-            self.matrices[name] = MatrixPlot(
+            self.plots[name] = MatrixPlot(
                 heading,
-                data["cells"][name],
-                data["limits"][name],
+                {block: data["cells"][block] for block in blocks},
+                data["limits"][blocks[0]],  # Q, K and V share one colour range
                 labels,
                 labels if square else dim_labels(d),
                 kind=kind,
@@ -54,11 +52,13 @@ class HeadPage:
                 row_axis="query" if square else "token",
                 max_px=460 if square else 300,
             )
+        # Each matrix by name (weights, scores, scaled, Q, K, V): what an update writes into.
+        self.matrices = {block: part for plot in self.plots.values() for block, part in plot.parts.items()}
         self.blend = BlendPlot(data["blend"], data["bounds"])
         self.title = text_panel(title, name="title")
         self.steps = text_panel(data["steps"], name="steps", width=600)
         self.checks = text_panel(data["checks"], name="checks", width=600)
-        m = {k: v.figure for k, v in self.matrices.items()}
+        m = {k: v.figure for k, v in self.plots.items()}
         # Separate document roots, arranged by the page template: a change of a
         # text panel makes Bokeh re-lay out its whole root, which costs ~40 ms
         # for the full page but a few ms for a root of two Divs.
@@ -71,7 +71,7 @@ class HeadPage:
                 self.checks,
                 name="readout",
             ),
-            "bottom": column(row(m["scores"], m["scaled"]), row(m["Q"], m["K"], m["V"]), name="bottom"),
+            "bottom": column(row(m["scores"], m["scaled"]), m["qkv"], name="bottom"),
         }
 
     @classmethod
