@@ -25,7 +25,7 @@ from pathlib import Path
 from string import Template
 
 from app.classroom import ROOT, build_argv
-from app.serving import free_port, wait_for_http
+from app.serving import free_port, stop_process, wait_for_http
 
 TEMPLATE = Path(__file__).resolve().with_name("nginx.conf.template")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -40,16 +40,6 @@ def render_nginx_conf(prefix: str | Path, listen: str, backends: list[str]) -> s
     if "${" in text:
         raise ValueError("the nginx template has a field that was not filled in")
     return text
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
 
 
 @contextlib.contextmanager
@@ -102,7 +92,7 @@ def cluster(
             if p.poll() is None:
                 p.terminate()
         for p in everything:
-            _stop(p)
+            stop_process(p)
         if not keep_dir and log_dir is None:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import subprocess
 import time
 import urllib.request
 
@@ -97,3 +98,14 @@ def wait_for_http(url: str, timeout: float = 90.0) -> None:
         except OSError:
             time.sleep(0.25)
     raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Ask a server to stop; kill it if it has not within `timeout` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)

@@ -24,8 +24,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -36,7 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_FLAGS, free_port  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
+
+from app.serving import free_port, stop_process, wait_for_http  # noqa: E402
 
 START_TEXT = "weights = [0.13, 0.56, 0.14, 0.18]"
 
@@ -88,23 +88,10 @@ def serve(app: str):
     )
     url = f"http://127.0.0.1:{port}/{stem}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=60) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+        wait_for_http(url, timeout=120)
         yield url, psutil.Process(proc.pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()
 
 

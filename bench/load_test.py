@@ -655,7 +655,7 @@ def server(args, logdir: Path):
         import subprocess
 
         from app.classroom import build_argv
-        from app.serving import free_port, wait_for_http
+        from app.serving import free_port, stop_process, wait_for_http
 
         port = args.port or free_port()
         argv = build_argv(
@@ -667,11 +667,7 @@ def server(args, logdir: Path):
             wait_for_http(f"http://127.0.0.1:{port}/main")
             yield f"http://127.0.0.1:{port}/main", [proc.pid]
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc, timeout=15)
             log.close()
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from app.serving import free_port, wait_for_http
+from app.serving import free_port, stop_process, wait_for_http
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -60,11 +60,7 @@ def serve(app: str = "app/main.py", *extra: str, port: int | None = None, log: P
         wait_for_http(f"{base}/{Path(app).stem}")
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         if log:
             out.close()
 
