@@ -507,7 +507,6 @@ def _wire(page: HeadPage) -> None:
         slider.js_on_change("value", x)
 
 
-
 class BokehOnlyInline(Resources):
     """Bokeh's inline resources without other libraries' model files.
 

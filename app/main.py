@@ -65,4 +65,7 @@ def going_further():
 
 # Built after the head is on screen: the first render only waits for the part students use first.
 page.add_panel("more", pn.panel(going_further, defer_load=True))
-page.servable(title="One attention head")
+# One model-graph walk for the whole page: otherwise Bokeh re-walks every
+# model of the document after each root the template adds (~1 s a session).
+with pn.state.curdoc.models.freeze():
+    page.servable(title="One attention head")

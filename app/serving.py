@@ -71,9 +71,22 @@ def tolerate_early_close() -> None:
     WSHandler.on_close = on_close
 
 
+def skip_document_validation() -> None:
+    """Do not re-check every model of every new session's document for integrity problems.
+
+    Bokeh walks the whole page (~400 models) on each session to look for mistakes such as columns of
+    unequal length; that is a fifth of a session's start-up CPU. The page is the same for every
+    session, and tests/test_explorer_views.py runs the same checks on it once.
+    """
+    from bokeh.settings import settings
+
+    settings.perform_document_validation.set_value(False)
+
+
 def tune_server() -> None:
     """Idempotent: safe to call from every session's script run."""
     set_tcp_nodelay()
+    skip_document_validation()
     tolerate_early_close()
     log = logging.getLogger("asyncio")
     if not any(isinstance(f, DropClosedSocketWrites) for f in log.filters):

@@ -279,6 +279,21 @@ def test_explorer_starts_on_the_chapters_view():
     assert e.updates == 0
 
 
+@pytest.mark.parametrize("preset", ["chapter", "exercise-1"])
+def test_the_page_passes_bokehs_integrity_checks(preset):
+    """The served app skips Bokeh's per-session document checks (app/serving.py); they run here once."""
+    from bokeh.core.validation.check import check_integrity
+    from bokeh.document import Document
+
+    e = HeadExplorer()
+    e.state.load(preset)
+    doc = Document()
+    for name, part in e.areas().items():
+        doc.add_root(part.get_root(doc))
+    issues = check_integrity([m for root in doc.roots for m in root.references()])
+    assert issues.error == [] and issues.warning == [], issues
+
+
 def test_each_change_redraws_once_into_the_same_models():
     e = HeadExplorer()
     before = models(e)

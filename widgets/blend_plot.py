@@ -8,8 +8,10 @@ leave the frame, new fixed ranges.
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, HoverTool, Range1d
+from bokeh.models import ColumnDataSource, HoverTool, Patch, Range1d, Scatter, Segment, Text
 from bokeh.plotting import figure
+
+from widgets.style import draw
 
 VALUE_COLOUR = "#4e79a7"
 OUTPUT_COLOUR = "#e15759"
@@ -36,39 +38,52 @@ class BlendPlot:
         fig.toolbar.logo = None
         fig.xaxis.axis_label = data["axes"]["x"]
         fig.yaxis.axis_label = data["axes"]["y"]
-        fig.patch(
-            "x",
-            "y",
-            source=self.hull,
-            fill_color=VALUE_COLOUR,
-            fill_alpha=0.10,
-            line_color=VALUE_COLOUR,
-            line_alpha=0.5,
-            line_dash="dashed",
+        draw(
+            fig,
+            self.hull,
+            Patch(
+                x="x",
+                y="y",
+                fill_color=VALUE_COLOUR,
+                fill_alpha=0.10,
+                line_color=VALUE_COLOUR,
+                line_alpha=0.5,
+                line_dash="dashed",
+            ),
         )
-        fig.segment(
-            "x0",
-            "y0",
-            "x1",
-            "y1",
-            source=self.links,
-            line_color=OUTPUT_COLOUR,
-            line_alpha="alpha",
-            line_width="width",
+        draw(
+            fig,
+            self.links,
+            Segment(
+                x0="x0",
+                y0="y0",
+                x1="x1",
+                y1="y1",
+                line_color=OUTPUT_COLOUR,
+                line_alpha="alpha",
+                line_width="width",
+            ),
         )
-        points = fig.scatter("x", "y", source=self.values, size=11, color=VALUE_COLOUR)
-        fig.text(
-            "x",
-            "y",
-            text="label",
-            source=self.values,
-            x_offset=8,
-            y_offset=-4,
-            text_font_size="12px",
-            text_color="#222222",
+        points = draw(
+            fig, self.values, Scatter(x="x", y="y", size=11, fill_color=VALUE_COLOUR, line_color=VALUE_COLOUR)
         )
-        out = fig.scatter(
-            "x", "y", source=self.output, size=16, marker="star", color=OUTPUT_COLOUR, line_color="#7a0f12"
+        draw(
+            fig,
+            self.values,
+            Text(
+                x="x",
+                y="y",
+                text={"field": "label"},
+                x_offset=8,
+                y_offset=-4,
+                text_font_size="12px",
+                text_color="#222222",
+            ),
+        )
+        out = draw(
+            fig,
+            self.output,
+            Scatter(x="x", y="y", size=16, marker="star", fill_color=OUTPUT_COLOUR, line_color="#7a0f12"),
         )
         fig.add_tools(
             HoverTool(

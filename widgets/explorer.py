@@ -15,7 +15,7 @@ from functools import partial
 
 import panel as pn
 import param
-from bokeh.core.property.validation import without_property_validation
+from bokeh.core.property.validation import validate, without_property_validation
 
 from core.attention import NORMALISERS
 from widgets.controls import CUSTOM, is_on, preset_note, query_options
@@ -43,14 +43,15 @@ class HeadExplorer(pn.viewable.Viewer):
         if self.sync_url and pn.state.session_args:
             apply_params(s, dict(pn.state.session_args))
         self._shape = self._shape_of()
-        self.page = HeadPage.for_state(
-            s,
-            title="<h1>One attention head</h1><p>Drag a token's vector, pick the query token, and watch "
-            "how it divides its attention and where its output lands.</p>",
-        )
-        self.editor = HeadEditor(
-            s.labels, {n: getattr(s, n) for n in WEIGHTS}, C=s.head.C, d=s.head.d, dims=s.dims
-        )
+        with validate(False):  # the page's own test builds it with checks on; here they double the cost
+            self.page = HeadPage.for_state(
+                s,
+                title="<h1>One attention head</h1><p>Drag a token's vector, pick the query token, and "
+                "watch how it divides its attention and where its output lands.</p>",
+            )
+            self.editor = HeadEditor(
+                s.labels, {n: getattr(s, n) for n in WEIGHTS}, C=s.head.C, d=s.head.d, dims=s.dims
+            )
         self._syncing = False  # True while the state writes into the controls
         self._dragging = False  # True while a slider move is applied: the URL waits for the release
         self._wire_controls()

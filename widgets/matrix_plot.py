@@ -16,11 +16,13 @@ from bokeh.models import (
     HoverTool,
     LinearColorMapper,
     Range1d,
+    Rect,
+    Text,
 )
 from bokeh.palettes import Blues256, RdBu11
 from bokeh.plotting import figure
 
-from widgets.style import short_label
+from widgets.style import draw, drop_grid, short_label
 from widgets.viewdata import NUMBERS_UP_TO
 
 # Sequential, light for 0: each weight reads as "how much".  Blue-red diverging
@@ -97,7 +99,7 @@ class MatrixPlot:
             x_axis_location="above",
         )
         fig.toolbar.logo = None
-        fig.grid.visible = False
+        drop_grid(fig)
         fig.outline_line_color = None
         fig.axis.major_tick_line_color = None
         fig.axis.minor_tick_line_color = None
@@ -165,35 +167,44 @@ class MatrixPart:
         self.shift = Dodge(value=offset)  # where this matrix starts along x
         x = {"field": "x", "transform": self.shift}
         fig = plot.figure
-        cells_r = fig.rect(
-            x=x,
-            y="y",
-            width=1,
-            height=1,
-            source=self.source,
-            line_color="white",
-            fill_color={"field": "value", "transform": self.mapper},
-        )
-        self.numbers = fig.text(
-            x=x,
-            y="y",
-            text="text",
-            source=self.source,
-            text_align="center",
-            text_baseline="middle",
-            text_font_size="11px",
-            text_color={"field": "value", "transform": self.ink},
-        )
-        if outline is not None:
-            fig.rect(
+        cells_r = draw(
+            fig,
+            self.source,
+            Rect(
                 x=x,
                 y="y",
-                width="width",
-                height="height",
-                source=self.outline,
-                fill_alpha=0,
-                line_color="#f28e2b",
-                line_width=3,
+                width=1,
+                height=1,
+                line_color="white",
+                fill_color={"field": "value", "transform": self.mapper},
+            ),
+        )
+        self.numbers = draw(
+            fig,
+            self.source,
+            Text(
+                x=x,
+                y="y",
+                text={"field": "text"},
+                text_align="center",
+                text_baseline="middle",
+                text_font_size="11px",
+                text_color={"field": "value", "transform": self.ink},
+            ),
+        )
+        if outline is not None:
+            draw(
+                fig,
+                self.outline,
+                Rect(
+                    x=x,
+                    y="y",
+                    width="width",
+                    height="height",
+                    fill_alpha=0,
+                    line_color="#f28e2b",
+                    line_width=3,
+                ),
             )
         fig.add_tools(
             HoverTool(

@@ -1,8 +1,8 @@
-"""The explorer's one stylesheet, for the Divs that carry text (Bokeh renders them in shadow DOM)."""
+"""Small shared helpers for the explorer's Bokeh models: its text panels' stylesheet, lean glyphs, labels."""
 
 from pathlib import Path
 
-from bokeh.models import Div, InlineStyleSheet
+from bokeh.models import Div, GlyphRenderer, Grid, InlineStyleSheet
 
 CSS = (Path(__file__).resolve().parents[1] / "static" / "explorer.css").read_text()
 
@@ -16,3 +16,15 @@ def short_label(label: str, width: int = 10) -> str:
     """A token label cut to fit an axis or a slider title; the full label stays in hovers and the steps."""
     label = str(label)
     return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def draw(fig, source, glyph) -> GlyphRenderer:
+    """Add a glyph to a figure without the selection, non-selection and muted copies that
+    bokeh.plotting adds to each renderer: nothing here is selected or muted, and every model left
+    out is one less for each session to build, send and mirror in the browser."""
+    return fig.add_glyph(source, glyph, selection_glyph=None, nonselection_glyph=None, muted_glyph=None)
+
+
+def drop_grid(fig) -> None:
+    """Take the grid lines out of a figure altogether (a hidden grid is still two models per figure)."""
+    fig.center = [r for r in fig.center if not isinstance(r, Grid)]
