@@ -288,7 +288,7 @@ def test_the_page_passes_bokehs_integrity_checks(preset):
     e = HeadExplorer()
     e.state.load(preset)
     doc = Document()
-    for name, part in e.areas().items():
+    for part in e.areas().values():
         doc.add_root(part.get_root(doc))
     issues = check_integrity([m for root in doc.roots for m in root.references()])
     assert issues.error == [] and issues.warning == [], issues

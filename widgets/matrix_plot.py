@@ -38,9 +38,20 @@ _INK_SCORE = ("#ffffff",) * 2 + ("#1a1a1a",) * 7 + ("#ffffff",) * 2
 CELL_PX = 46
 
 
+# From this many cells on, a column of numbers goes to the browser as a binary buffer.  Each buffer
+# costs two websocket frames of its own (two socket writes on the server), which for a small matrix
+# costs more than the few numbers it would save as JSON.
+BINARY_FROM = 256
+
+
+def numeric(values) -> list | np.ndarray:
+    """A column of numbers as Bokeh should send it: in the message's JSON when short, binary when long."""
+    return np.asarray(values, dtype=float) if len(values) >= BINARY_FROM else values
+
+
 def as_columns(cells: dict) -> dict:
-    """View data → source columns; numbers as arrays so Bokeh sends them as binary."""
-    return {k: np.asarray(v, dtype=float) if k in ("x", "y", "value") else v for k, v in cells.items()}
+    """View data → source columns."""
+    return {k: numeric(v) if k in ("x", "y", "value") else v for k, v in cells.items()}
 
 
 class MatrixPlot:
@@ -228,9 +239,9 @@ class MatrixPart:
         self.plot.set_limits(limits)
         if reshape:
             self.source.data = as_columns(cells)
-        elif self.numbers.visible:  # same cells, new numbers: send only what changes, values as binary
-            self.source.data.update(value=np.asarray(cells["value"], dtype=float), text=cells["text"])
+        elif self.numbers.visible:  # same cells, new numbers: send only what changes
+            self.source.data.update(value=numeric(cells["value"]), text=cells["text"])
         else:  # too many cells for numbers: their text stays empty
-            self.source.data.update(value=np.asarray(cells["value"], dtype=float))
+            self.source.data.update(value=numeric(cells["value"]))
         if outline is not None and outline != self.outline.data:
             self.outline.data = outline
