@@ -46,6 +46,12 @@ TEMPLATE = (
 )
 
 
+MORE_INTRO = (
+    "Two more explorers, one tab each: **Why ÷√d** shows how raw dot products spread out as the head "
+    "width d grows, and what dividing by √d does to the weights; **Long-context cost** works out how the "
+    "scores matrix grows with the context length."
+)
+
 tune_server()
 pn.extension()
 
@@ -56,15 +62,22 @@ for name, part in explorer.areas().items():
 
 
 def going_further():
+    """Two further explorers, each built the first time its tab is opened.
+
+    Nothing of them is made or drawn before that: their figures, once on the
+    page, would cost every slider move of the head explorer ~30 ms of browser
+    time (style recalculation), and every session their Bokeh models.
+    """
     return pn.Tabs(
-        ("Why ÷√d", SaturationView()),
-        ("Long-context cost", CostView()),
-        dynamic=True,  # a tab's Bokeh models are made when it is first shown
+        ("Going further", pn.pane.Markdown(MORE_INTRO, sizing_mode="stretch_width")),
+        ("Why ÷√d", pn.param.ParamFunction(lambda: SaturationView(), lazy=True)),
+        ("Long-context cost", pn.param.ParamFunction(lambda: CostView(), lazy=True)),
+        dynamic=True,  # only the open tab is rendered
     )
 
 
-# Built after the head is on screen: the first render only waits for the part students use first.
-page.add_panel("more", pn.panel(going_further, defer_load=True))
+page.add_panel("more", going_further())
+
 # One model-graph walk for the whole page: otherwise Bokeh re-walks every
 # model of the document after each root the template adds (~1 s a session).
 with pn.state.curdoc.models.freeze():

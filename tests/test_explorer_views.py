@@ -262,7 +262,8 @@ def test_served_explorers_in_chromium(page, artifacts, tmp_path):
     page.set_viewport_size({"width": 1440, "height": 1000})
     with serve("app/main.py", "--warm", log=log) as base:
         page.goto(f"{base}/main")
-        page.get_by_text("Why ÷√d", exact=True).click()
+        # the two explorers are built when their tab is first opened
+        page.locator(".bk-tab", has_text="Why ÷√d").click()
         readout = page.locator(".saturation-readout")
         readout.wait_for(timeout=30000)
         page.wait_for_selector("text=Why divide by √d?")
@@ -280,7 +281,7 @@ def test_served_explorers_in_chromium(page, artifacts, tmp_path):
         )
         assert "d = 128" not in readout.inner_text()
 
-        page.get_by_text("Long-context cost", exact=True).click()
+        page.locator(".bk-tab", has_text="Long-context cost").click()
         cost = page.locator(".cost-readout")
         cost.wait_for(state="visible", timeout=15000)
         text = cost.inner_text()
