@@ -32,11 +32,14 @@ NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
 
 def render_nginx_conf(prefix: str | Path, listen: str, backends: list[str]) -> str:
-    """The template with its ${prefix}, ${listen} and ${servers} filled in."""
+    """The template with its ${prefix}, ${listen}, ${servers} and ${routes} filled in."""
     if not backends:
         raise ValueError("at least one backend is needed")
     servers = "\n".join(f"        server {b} max_fails=0;" for b in backends)
-    text = Template(TEMPLATE.read_text()).safe_substitute(prefix=str(prefix), listen=listen, servers=servers)
+    routes = "\n".join(f'        "{b}" {b};' for b in backends)
+    text = Template(TEMPLATE.read_text()).safe_substitute(
+        prefix=str(prefix), listen=listen, servers=servers, routes=routes
+    )
     if "${" in text:
         raise ValueError("the nginx template has a field that was not filled in")
     return text
