@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 import panel as pn  # noqa: E402
 
-from app.serving import tune_server  # noqa: E402
+from app.serving import release_memory_when_sessions_close, tune_server  # noqa: E402
 from widgets.cost_view import CostView  # noqa: E402
 from widgets.explorer import HeadExplorer  # noqa: E402
 from widgets.saturation_view import SaturationView  # noqa: E402
@@ -54,6 +54,7 @@ MORE_INTRO = (
 
 tune_server()
 pn.extension()
+pn.state.on_session_destroyed(release_memory_when_sessions_close)
 
 explorer = HeadExplorer(sync_url=True)
 page = pn.Template(TEMPLATE, location=True)  # the Location root keeps the URL in step

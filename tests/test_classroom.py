@@ -124,6 +124,25 @@ def test_through_nginx_each_page_and_its_websocket_reach_one_backend(browser, tm
         assert "Traceback" not in (tmp_path / f"backend-{port}.log").read_text()
 
 
+def test_closing_sessions_gives_memory_back_once_they_stop(monkeypatch):
+    """Sessions closing in a burst schedule one release (garbage collection + malloc_trim), not one each."""
+    from tornado.ioloop import IOLoop
+
+    from app import serving
+
+    calls = []
+    monkeypatch.setattr(serving, "RELEASE_AFTER_S", 0.05)
+    monkeypatch.setattr(serving.gc, "collect", lambda: calls.append("gc") or 0)
+
+    async def a_class_leaves():
+        for _ in range(30):
+            serving.release_memory_when_sessions_close(None)
+        await asyncio.sleep(0.3)
+
+    IOLoop.current().run_sync(a_class_leaves)
+    assert calls == ["gc"] and serving._release_pending is None
+
+
 @pytest.fixture(scope="module")
 def classroom_server(tmp_path_factory):
     log = tmp_path_factory.mktemp("classroom") / "panel.log"
