@@ -85,6 +85,31 @@ def skip_document_validation() -> None:
     settings.perform_document_validation.set_value(False)
 
 
+def drop_messages_after_close() -> None:
+    """Drop messages still queued from a websocket that has closed, instead of logging a traceback each.
+
+    A client that vanishes mid-drag (laptop lid shut, tab killed) leaves slider moves that Tornado has
+    already read but Bokeh has not yet handled. Once the connection is closed Bokeh detaches its
+    session, and handling each left-over move then fails an assertion in `ServerConnection.session`
+    (bokeh/server/connection.py), logged as "error handling message" with a traceback, one per move.
+    Nobody is left to answer, so those moves are simply not handled.
+    """
+    from bokeh.server.views.ws import WSHandler
+
+    if getattr(WSHandler._handle, "_drops_after_close", False):
+        return
+    handle = WSHandler._handle
+
+    async def _handle(self, message):
+        connection = self.connection
+        if connection is not None and getattr(connection, "_session", None) is None:
+            return None
+        return await handle(self, message)
+
+    _handle._drops_after_close = True
+    WSHandler._handle = _handle
+
+
 RELEASE_AFTER_S = 5.0  # after the last session closed in a burst (a class leaving), then once
 _release_pending = None  # the timer of the next release, if one is due
 
@@ -119,6 +144,7 @@ def tune_server() -> None:
     """Idempotent: safe to call from every session's script run."""
     set_tcp_nodelay()
     skip_document_validation()
+    drop_messages_after_close()
     tolerate_early_close()
     log = logging.getLogger("asyncio")
     if not any(isinstance(f, DropClosedSocketWrites) for f in log.filters):

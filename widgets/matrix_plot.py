@@ -118,12 +118,17 @@ class MatrixPlot:
         fig.xaxis.axis_label = col_axis
         fig.yaxis.axis_label = row_axis
         fig.xaxis.major_label_orientation = 0.0 if width_cols <= 8 else 0.9
+        # What the numbers read while they are hidden: BokehJS re-measures every text of a renderer whose
+        # source changes, shown or not (~0.2 s a move for three 64 × 64 matrices).
+        self.no_numbers = ColumnDataSource(
+            {"x": [], "y": [], "text": [], "value": []}, name=f"{name}-no-numbers"
+        )
         self.parts = {
             block: MatrixPart(self, block, cells, k * (n_cols + self.GAP), outline, row_axis, col_axis)
             for k, (block, cells) in enumerate(blocks.items())
         }
         for part in self.parts.values():
-            part.numbers.visible = max(n_rows, n_cols) <= NUMBERS_UP_TO
+            part.show_numbers(max(n_rows, n_cols) <= NUMBERS_UP_TO)
         if width_cols > 2 or kind == "weights":
             fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, title=None, padding=4), "right")
         self._set_axes(rows, cols)
@@ -156,7 +161,7 @@ class MatrixPlot:
         self.figure.y_range.update(start=n_rows - 0.5, end=-0.5)
         for k, part in enumerate(self.parts.values()):
             part.shift.value = k * (n_cols + self.GAP)
-            part.numbers.visible = max(n_rows, n_cols) <= NUMBERS_UP_TO
+            part.show_numbers(max(n_rows, n_cols) <= NUMBERS_UP_TO)
         self._set_axes(rows, cols)
 
     def set_limits(self, limits) -> None:
@@ -229,6 +234,11 @@ class MatrixPart:
                 ],
             )
         )
+
+    def show_numbers(self, show: bool) -> None:
+        """Numbers in the cells, or none (too many cells to read) and nothing for the browser to redo."""
+        self.numbers.visible = show
+        self.numbers.data_source = self.source if show else self.plot.no_numbers
 
     def update(
         self, cells: dict, limits, rows, cols, *, outline: dict | None = None, reshape: bool = False
