@@ -43,7 +43,7 @@ class HeadExplorer(pn.viewable.Viewer):
         if self.sync_url and pn.state.session_args:
             apply_params(s, dict(pn.state.session_args))
         self._shape = self._shape_of()
-        with validate(False):  # the page's own test builds it with checks on; here they double the cost
+        with validate(False):  # checks double the cost; the export builds this same page with them on
             self.page = HeadPage.for_state(
                 s,
                 title="<h1>One attention head</h1><p>Drag a token's vector, pick the query token, and "
