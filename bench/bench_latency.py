@@ -3,8 +3,9 @@
     .venv/bin/python bench/bench_latency.py [--moves 200] [--long 1000] [--out bench/RESULTS-latency.md]
 
 One run serves, one after the other: app/main.py (ours: Bokeh widgets, no
-debounce), bench/baseline_app.py (Panel widgets, 50 ms debounce) and
-bench/app_t64.py (ours on 64 tokens), and drives each from headless Chromium.
+debounce), bench/baseline_app.py (Panel widgets, 50 ms debounce),
+bench/app_t64.py (ours on 64 tokens) and bench/floor_app.py (one slider and
+one small heatmap: the platform's floor), and drives each from headless Chromium.
 A move is: JavaScript sets the token slider's Bokeh model value (ours by name
 x-3-0, the baseline's by title it[0]) → the server recomputes → the
 weights-cells source changes in the browser ("arrived") → one
@@ -181,7 +182,7 @@ def verdict(ok: bool) -> str:
 
 
 def write_markdown(path: Path, r: dict) -> None:
-    ours, base, t64 = r["ours"], r["baseline"], r["t64"]
+    ours, base, t64, floor = r["ours"], r["baseline"], r["t64"], r["floor"]
     med, bmed = ours["painted"]["median"], base["painted"]["median"]
     ratio = med / bmed
     fr, bfr = statistics.median(ours["first_render_ms"]), statistics.median(base["first_render_ms"])
@@ -208,6 +209,10 @@ def write_markdown(path: Path, r: dict) -> None:
          verdict(t64["painted"]["median"] <= 40)),
         ("T = 64: p95 / server CPU per move", "—",
          f"{fmt_ms(t64['painted']['p95'])} / {fmt_ms(t64['server_cpu_ms_per_move'])}", "—", "", ""),
+        ("floor (one slider, one 4 × 4 heatmap): repainted median / server CPU per move", "—",
+         f"{fmt_ms(floor['painted']['median'])} / {fmt_ms(floor['server_cpu_ms_per_move'])}", "—", "", ""),
+        ("floor: first render, median of 3", "—",
+         fmt_ms(statistics.median(floor["first_render_ms"])), "—", "", ""),
     ]
     lines = [
         "# Slider latency: Bokeh widgets (ours) against Panel widgets (baseline)",
@@ -228,7 +233,9 @@ def write_markdown(path: Path, r: dict) -> None:
         " source changes in the browser, then one `requestAnimationFrame` (\"repainted\"). The baseline"
         " is bench/baseline_app.py: same HeadState, same HeadPage figures and redraw, Panel widgets"
         " (50 ms debounce) for the controls. Server CPU is the `panel serve` process's user + system"
-        " time over the timed moves ÷ moves.",
+        " time over the timed moves ÷ moves. The floor is bench/floor_app.py: one Bokeh slider and one"
+        " 4 × 4 heatmap served the same way, i.e. what Bokeh, Panel and the browser cost here before the"
+        " explorer adds anything.",
         "",
     ]
     if r.get("notes"):
@@ -255,6 +262,8 @@ def main(argv=None) -> dict:
                                       START_TEXT, args.moves, args.moves)
             r["t64"] = bench_app(browser, "bench/app_t64.py", {"name": "x-63-0", "title": None},
                                  "weights = [", args.t64_moves)
+            r["floor"] = bench_app(browser, "bench/floor_app.py", {"name": "x-3-0", "title": None},
+                                   START_TEXT, args.moves)
         finally:
             browser.close()
     r["load"][1] = " ".join(f"{x:.1f}" for x in os.getloadavg())
