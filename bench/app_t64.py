@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import panel as pn  # noqa: E402
 
+from app.serving import tune_server  # noqa: E402
 from core.presets import PRESETS  # noqa: E402
 from widgets.explorer import HeadExplorer  # noqa: E402
 from widgets.state import HeadState  # noqa: E402
@@ -29,5 +30,6 @@ def state_t64(seed: int = 3) -> HeadState:
     )
 
 
+tune_server()  # as app/main.py does
 pn.extension()
 HeadExplorer(state=state_t64()).servable(title="One attention head, 64 tokens")

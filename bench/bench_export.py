@@ -157,6 +157,41 @@ def measure_static(browser, path: Path, moves: int) -> dict:
     }
 
 
+def floor_page(path: Path) -> Path:
+    """bench/floor_app.py's slider and heatmap in a self-contained file, a CustomJS callback writing 16 new
+    values per move: what BokehJS costs here before the explorer adds anything."""
+    from bokeh.embed import file_html
+    from bokeh.layouts import column
+    from bokeh.models import CustomJS, Div
+    from bokeh.resources import INLINE
+
+    from bench.floor_app import slider_and_heatmap
+
+    slider, source, fig = slider_and_heatmap()
+    slider.js_on_change(
+        "value",
+        CustomJS(
+            args={"source": source},
+            code="const v = source.data.x.map((_, k) => 1 / (1 + Math.exp(-(cb_obj.value + 0.1 * k))));"
+            " source.data = {...source.data, value: v, text: v.map(a => a.toFixed(2))};",
+        ),
+    )
+    steps = Div(text=CHAPTER_WEIGHTS, name="steps")
+    path.write_text(file_html(column(slider, fig, steps), INLINE, "floor"))
+    return path
+
+
+def measure_floor(browser, path: Path, moves: int) -> dict:
+    context = browser.new_context(viewport={"width": 1400, "height": 1500})
+    page = context.new_page()
+    page.add_init_script(TTI_PROBE)
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.__tti !== undefined", timeout=30000)
+    out = {"tti": page.evaluate("() => window.__tti"), "times": page.evaluate(MOVES_JS, moves)}
+    context.close()
+    return out
+
+
 def measure_served(browser, moves: int) -> dict:
     with serve("app/main.py") as base:
         context = browser.new_context(viewport={"width": 1400, "height": 1500})
@@ -218,6 +253,7 @@ def main(argv=None) -> int:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             static = measure_static(browser, path, args.moves)
             served = measure_served(browser, args.moves)
+            floor = measure_floor(browser, floor_page(tmp / "floor.html"), args.moves)
             browser.close()
         pyodide = pyodide_report(tmp)
 
@@ -225,6 +261,7 @@ def main(argv=None) -> int:
     v_med, v_p90 = summary(served["times"])
     h_med, h_p90 = summary(static["handler"])
     c_med, c_p90 = summary(static["compute"])
+    f_med, f_p90 = summary(floor["times"])
     try:
         load = "load average {:.2f}, {:.2f}, {:.2f} (1, 5, 15 min) at the end".format(*os.getloadavg())
     except OSError:
@@ -249,6 +286,10 @@ def main(argv=None) -> int:
             "| n/a |",
             f"| … of which `attend` + `viewData`, median / p90 | {c_med:.2f} / {c_p90:.2f} ms | n/a |",
             f"| network requests (non-file) | {static['requests']} | n/a |",
+            "",
+            "The floor, in the same run: a self-contained file with one slider and one 4 × 4 heatmap whose"
+            " CustomJS writes 16 new values per move (BokehJS inline, nothing else): time to interactive"
+            f" {floor['tti']:.0f} ms, slider → repaint median {f_med:.1f} ms (p90 {f_p90:.1f} ms).",
             "",
             "Method: in the page, set `Bokeh.documents[0].get_model_by_name('x-3-0').value`, stop the clock "
             "at the first requestAnimationFrame after the `weights-cells` source fires `change`; moves are "
