@@ -119,7 +119,7 @@ class MatrixPlot:
         fig.yaxis.axis_label = row_axis
         fig.xaxis.major_label_orientation = 0.0 if width_cols <= 8 else 0.9
         # What the numbers read while they are hidden: BokehJS re-measures every text of a renderer whose
-        # source changes, shown or not (~0.2 s a move for three 64 × 64 matrices).
+        # source changes, shown or not (~0.4 s a move for three 64 × 64 matrices).
         self.no_numbers = ColumnDataSource(
             {"x": [], "y": [], "text": [], "value": []}, name=f"{name}-no-numbers"
         )
