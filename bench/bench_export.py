@@ -40,10 +40,10 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.export import export  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, serve  # noqa: E402
-from widgets.viewdata import VECTOR  # noqa: E402
+from widgets.viewdata import step_line_html  # noqa: E402
 
 # As the steps panel's HTML holds it: each printed vector in a no-wrap span.
-CHAPTER_WEIGHTS = VECTOR.sub(r'<span class="vec">\g<0></span>', "weights = [0.13, 0.56, 0.14, 0.18]")
+CHAPTER_WEIGHTS = step_line_html("weights = [0.13, 0.56, 0.14, 0.18]")
 
 TTI_PROBE = """
 (() => {

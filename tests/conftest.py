@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,8 @@ from app.serving import free_port, stop_process, wait_for_http
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+# Debian's nginx for the classroom tests (None when it is not installed: those tests are skipped).
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",

@@ -24,7 +24,7 @@ from nbclient import NotebookClient
 from core.trace import trace
 from tests.conftest import ROOT, free_port, serve
 from widgets.state import HeadState
-from widgets.viewdata import VECTOR
+from widgets.viewdata import step_line_html
 
 CHAPTER_WEIGHTS = "weights = [0.13, 0.56, 0.14, 0.18]"
 
@@ -81,7 +81,7 @@ def move_and_check(target, t: int, c: int) -> None:
     state = HeadState()
     assert state.set_x(t, c, value)
     line = trace(state.head, state.query, state.labels).steps[4].lines[-1]
-    line = VECTOR.sub(r'<span class="vec">\g<0></span>', html.escape(line))  # as the steps panel holds it
+    line = step_line_html(line)  # as the steps panel holds it
     assert line != CHAPTER_WEIGHTS
     target.wait_for_function(
         "() => Bokeh.documents[0].get_model_by_name('steps').text.includes(" + json.dumps(line) + ")",

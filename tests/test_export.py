@@ -7,7 +7,6 @@ checked together, in the page a reader would download.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import time
@@ -21,7 +20,7 @@ from core.trace import fmt_vector, trace
 from widgets.controls import preset_note
 from widgets.state import HeadState
 from widgets.style import short_label
-from widgets.viewdata import VECTOR
+from widgets.viewdata import step_line_html
 
 pytestmark = pytest.mark.skipif(not ATTENTION_JS.exists(), reason="static/attention.js is not there yet")
 
@@ -116,7 +115,7 @@ def steps_text(target) -> str:
 
 def as_html(line: str) -> str:
     """A step line as the steps panel holds it: escaped, each vector in a no-wrap span."""
-    return VECTOR.sub(r'<span class="vec">\g<0></span>', html.escape(line))
+    return step_line_html(line)
 
 
 def weights_line(state: HeadState) -> str:

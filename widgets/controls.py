@@ -112,7 +112,12 @@ def preset_note(name: str) -> str:
 
 def toggle(label: str, on: bool, name: str) -> CheckboxGroup:
     """A one-box CheckboxGroup: unlike Bokeh's Checkbox its label text is clickable too."""
-    return CheckboxGroup(labels=[label], active=[0] if on else [], name=name)
+    return CheckboxGroup(labels=[label], active=active_for(on), name=name)
+
+
+def active_for(on: bool) -> list[int]:
+    """A toggle's `active` for on or off."""
+    return [0] if on else []
 
 
 def is_on(active) -> bool:

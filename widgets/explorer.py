@@ -18,7 +18,7 @@ import param
 from bokeh.core.property.validation import validate, without_property_validation
 
 from core.attention import NORMALISERS
-from widgets.controls import CUSTOM, is_on, preset_note, query_options
+from widgets.controls import CUSTOM, active_for, is_on, preset_note, query_options
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
 from widgets.page import HeadPage
@@ -170,14 +170,17 @@ class HeadExplorer(pn.viewable.Viewer):
             pn.state.location.update_query(**encode(self.state))
 
     def _sync_preset(self) -> None:
-        c, name = self.page.controls, self.state.preset or CUSTOM
-        if c.preset.value != name:
+        if self.page.controls.preset.value != (self.state.preset or CUSTOM):
             self._syncing = True
             try:
-                c.preset.value = name
-                c.note.text = preset_note(self.state.preset)
+                self._show_preset()
             finally:
                 self._syncing = False
+
+    def _show_preset(self) -> None:
+        c = self.page.controls
+        c.preset.value = self.state.preset or CUSTOM
+        c.note.text = preset_note(self.state.preset)
 
     def _sync_controls(self, reshape: bool, changed: set) -> None:
         """Make the controls show the state after a change that did not come from them."""
@@ -201,13 +204,12 @@ class HeadExplorer(pn.viewable.Viewer):
                     grid.set_values(W)
             e.set_dims(s.head.d, s.dims)
             c.query.value = str(s.query)
-            c.scaling.active = [0] if s.scaling else []
-            c.causal.active = [0] if s.causal else []
-            c.tied_qk.active = [0] if s.tied_qk else []
+            c.scaling.active = active_for(s.scaling)
+            c.causal.active = active_for(s.causal)
+            c.tied_qk.active = active_for(s.tied_qk)
             c.normaliser.active = NORMALISERS.index(s.normaliser)
             c.x_scale.value = s.x_scale
-            c.preset.value = s.preset or CUSTOM
-            c.note.text = preset_note(s.preset)
+            self._show_preset()
         finally:
             self._syncing = False
 

@@ -23,7 +23,7 @@ from bokeh.palettes import Blues256, RdBu11
 from bokeh.plotting import figure
 
 from widgets.style import draw, drop_grid, short_label
-from widgets.viewdata import NUMBERS_UP_TO
+from widgets.viewdata import shows_numbers
 
 # Sequential, light for 0: each weight reads as "how much".  Blue-red diverging
 # for scores: both palettes stay distinguishable under the common colour-blindnesses.
@@ -128,7 +128,7 @@ class MatrixPlot:
             for k, (block, cells) in enumerate(blocks.items())
         }
         for part in self.parts.values():
-            part.show_numbers(max(n_rows, n_cols) <= NUMBERS_UP_TO)
+            part.show_numbers(shows_numbers(n_rows, n_cols))
         if width_cols > 2 or kind == "weights":
             fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, title=None, padding=4), "right")
         self._set_axes(rows, cols)
@@ -161,7 +161,7 @@ class MatrixPlot:
         self.figure.y_range.update(start=n_rows - 0.5, end=-0.5)
         for k, part in enumerate(self.parts.values()):
             part.shift.value = k * (n_cols + self.GAP)
-            part.show_numbers(max(n_rows, n_cols) <= NUMBERS_UP_TO)
+            part.show_numbers(shows_numbers(n_rows, n_cols))
         self._set_axes(rows, cols)
 
     def set_limits(self, limits) -> None:

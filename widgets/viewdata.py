@@ -25,6 +25,16 @@ VECTOR = re.compile(r"\[[^\[\]]*\]")
 NUMBERS_UP_TO = 12
 
 
+def shows_numbers(rows: int, cols: int) -> bool:
+    """Whether a rows × cols matrix prints a number in each cell."""
+    return max(rows, cols) <= NUMBERS_UP_TO
+
+
+def step_line_html(line: str) -> str:
+    """One line of a step as the steps panel holds it: escaped, each printed vector kept on one line."""
+    return VECTOR.sub(r'<span class="vec">\g<0></span>', html.escape(line))
+
+
 def matrix_cells(
     M: np.ndarray, row_labels, col_labels, hidden: np.ndarray | None = None, hidden_text: str = "−∞"
 ) -> dict:
@@ -40,7 +50,7 @@ def matrix_cells(
         "value": value.tolist(),
         "text": (
             [hidden_text if np.isnan(v) else fmt(v) for v in value]
-            if max(rows, cols) <= NUMBERS_UP_TO
+            if shows_numbers(rows, cols)
             else [""] * value.size
         ),
         "row": [str(row_labels[i]) for i in y],
@@ -180,9 +190,7 @@ def steps_html(trace: Trace) -> str:
     """The six steps as an HTML table; every label is escaped."""
     rows = []
     for step in trace.steps:
-        lines = "<br>".join(
-            VECTOR.sub(r'<span class="vec">\g<0></span>', html.escape(line)) for line in step.lines
-        )
+        lines = "<br>".join(step_line_html(line) for line in step.lines)
         rows.append(
             f'<tr><th scope="row">{step.number}</th><td class="step-name">{html.escape(step.name)}</td>'
             f'<td class="step-lines">{lines}</td></tr>'
