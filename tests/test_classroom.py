@@ -5,19 +5,17 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
 
 from app.classroom import build_argv, default_origins, normalise_origin
 from app.run_cluster import render_nginx_conf
-from tests.conftest import ROOT, serve
-
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+from tests.conftest import NGINX, ROOT, serve
 
 
 def flag_values(argv, flag):
@@ -86,10 +84,30 @@ def test_nginx_template_renders_a_config_nginx_accepts():
         assert r.returncode == 0, r.stderr
 
 
+def in_own_thread(fn, *args):
+    """fn(*args) in a thread of its own, its result returned and its exception raised here.
+
+    Once a browser test has run, Playwright's sync API keeps an event loop in the main thread, and
+    asyncio and Tornado refuse to run a second one there; these tests' websocket clients need one.
+    """
+    out: dict = {}
+
+    def run():
+        try:
+            out["result"] = fn(*args)
+        except BaseException as exc:  # re-raised in the test's thread, assertion errors included
+            out["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
+
+
 def test_closing_sessions_gives_memory_back_once_they_stop(monkeypatch):
     """Sessions closing in a burst schedule one release (garbage collection + malloc_trim), not one each."""
-    import threading
-
     from app import serving
 
     calls = []
@@ -101,10 +119,7 @@ def test_closing_sessions_gives_memory_back_once_they_stop(monkeypatch):
             serving.release_memory_when_sessions_close(None)
         await asyncio.sleep(0.3)
 
-    # a thread of its own: the browser tests may already run an event loop in this one
-    server = threading.Thread(target=asyncio.run, args=(a_class_leaves(),))
-    server.start()
-    server.join()
+    in_own_thread(asyncio.run, a_class_leaves())
     assert calls == ["gc"] and serving._release_pending is None
 
 
@@ -144,7 +159,7 @@ def ws_status(base: str, origin: str) -> int | str:
         conn.close()
         return 101
 
-    return asyncio.run(attempt())
+    return in_own_thread(asyncio.run, attempt())
 
 
 def test_websocket_from_another_origin_is_refused(classroom_server):
@@ -174,7 +189,7 @@ def test_a_client_vanishing_mid_drag_leaves_no_traceback(classroom_server):
         finally:
             await other.close()
 
-    assert asyncio.run(vanish_then_next()) < 10
+    assert in_own_thread(asyncio.run, vanish_then_next()) < 10
     assert "AssertionError" not in log.read_text()
 
 
@@ -185,17 +200,21 @@ def test_two_sessions_are_isolated(classroom_server):
     from bench.load_test import Client
 
     base, _ = classroom_server
-    a, b = Client(f"{base}/main"), Client(f"{base}/main")
-    try:
-        b_before = np.array(b.src.data["value"], dtype=float)
-        a.move(1.35, timeout=30)
-        assert a.updates >= 1 and a.shows_own_state()
-        b.spin(lambda: False, 1.5)  # give the server every chance to (wrongly) send b something
-        assert b.updates == 0 and b.slider.value != 1.35
-        assert np.array_equal(np.array(b.src.data["value"], dtype=float), b_before, equal_nan=True)
-    finally:
-        a.close()
-        b.close()
+
+    def two_students():
+        a, b = Client(f"{base}/main"), Client(f"{base}/main")
+        try:
+            b_before = np.array(b.src.data["value"], dtype=float)
+            a.move(1.35, timeout=30)
+            assert a.updates >= 1 and a.shows_own_state()
+            b.spin(lambda: False, 1.5)  # give the server every chance to (wrongly) send b something
+            assert b.updates == 0 and b.slider.value != 1.35
+            assert np.array_equal(np.array(b.src.data["value"], dtype=float), b_before, equal_nan=True)
+        finally:
+            a.close()
+            b.close()
+
+    in_own_thread(two_students)
 
 
 # what the real widgets can send (numbers, null from an emptied NumericInput, any text), by model name
@@ -231,41 +250,45 @@ def test_fuzzed_bad_inputs_keep_the_session_working(classroom_server):
     from bench.load_test import Wire, shows
 
     base, log = classroom_server
-    loop = asyncio.new_event_loop()
-    w = loop.run_until_complete(Wire(f"{base}/main", names=("W_Q-0-0",)).open())
-    good_values = iter(round(-1.2 + 0.01 * i, 2) for i in range(10_000))
-    widget_bad = st.sampled_from([(n, v) for n, vs in WIDGET_BAD.items() for v in vs])
-    wrong_type = st.sampled_from([(n, v) for n, vs in WRONG_TYPE.items() for v in vs])
 
-    async def step(name, value, refused):
-        w.message = ""
-        errors = len(w.server_errors)
-        await w.set(name, "value", value)
-        await w.sync()
-        await asyncio.sleep(0.05)  # a message written on the next tick
-        if refused:
-            assert len(w.server_errors) == errors + 1 and "failed to validate" in w.server_errors[-1]
-        else:
-            assert w.message.strip(), (name, value)
-            assert "<script" not in w.message and len(w.message) < 500
-            assert len(w.server_errors) == errors
-        good = next(good_values)
-        await w.move(good, timeout=20)  # the session still answers a valid move ...
-        assert shows(w.weights, good)  # ... with the right weights: the bad value changed nothing
+    def fuzz():  # the client's loop, in a thread of its own (see in_own_thread)
+        loop = asyncio.new_event_loop()
+        w = loop.run_until_complete(Wire(f"{base}/main", names=("W_Q-0-0",)).open())
+        good_values = iter(round(-1.2 + 0.01 * i, 2) for i in range(10_000))
+        widget_bad = st.sampled_from([(n, v) for n, vs in WIDGET_BAD.items() for v in vs])
+        wrong_type = st.sampled_from([(n, v) for n, vs in WRONG_TYPE.items() for v in vs])
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-    @given(st.one_of(widget_bad.map(lambda nv: (*nv, False)), wrong_type.map(lambda nv: (*nv, True))))
-    def check(case):
-        loop.run_until_complete(step(*case))
+        async def step(name, value, refused):
+            w.message = ""
+            errors = len(w.server_errors)
+            await w.set(name, "value", value)
+            await w.sync()
+            await asyncio.sleep(0.05)  # a message written on the next tick
+            if refused:
+                assert len(w.server_errors) == errors + 1 and "failed to validate" in w.server_errors[-1]
+            else:
+                assert w.message.strip(), (name, value)
+                assert "<script" not in w.message and len(w.message) < 500
+                assert len(w.server_errors) == errors
+            good = next(good_values)
+            await w.move(good, timeout=20)  # the session still answers a valid move ...
+            assert shows(w.weights, good)  # ... with the right weights: the bad value changed nothing
 
-    try:
-        check()
-        for name, values in WIDGET_BAD.items():  # and every widget-reachable one at least once
-            for value in values:
-                loop.run_until_complete(step(name, value, False))
-    finally:
-        loop.run_until_complete(w.close())
-        loop.close()
+        @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @given(st.one_of(widget_bad.map(lambda nv: (*nv, False)), wrong_type.map(lambda nv: (*nv, True))))
+        def check(case):
+            loop.run_until_complete(step(*case))
+
+        try:
+            check()
+            for name, values in WIDGET_BAD.items():  # and every widget-reachable one at least once
+                for value in values:
+                    loop.run_until_complete(step(name, value, False))
+        finally:
+            loop.run_until_complete(w.close())
+            loop.close()
+
+    in_own_thread(fuzz)
     assert app_tracebacks(log.read_text()) == 0
 
 

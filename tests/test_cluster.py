@@ -1,17 +1,10 @@
-"""Issue 6, beyond one machine: two `panel serve` backends behind nginx, opened by real Chromium pages.
-
-A module of its own, after tests/test_classroom.py: once Playwright's browser runs in the test process,
-its event loop occupies the main thread, and that module's websocket clients need one of their own.
-"""
+"""Issue 6, beyond one machine: two `panel serve` backends behind nginx, opened by real Chromium pages."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+from tests.conftest import NGINX
 
 
 @pytest.mark.skipif(NGINX is None, reason="nginx is not installed")
