@@ -89,7 +89,7 @@ def build_argv(
         argv += ["--allow-websocket-origin", origin]
     argv += [
         "--index",
-        "main",
+        app.stem,
         "--keep-alive",
         str(KEEP_ALIVE_MS),
         "--check-unused-sessions",

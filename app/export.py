@@ -48,6 +48,7 @@ from widgets.state import HeadState
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
+BOKEH_PATCH_JS = ROOT / "static" / "bokeh_patch.js"
 EXPORT_CSS = ROOT / "static" / "export.css"
 PAGE_CSS = ROOT / "static" / "page.css"
 MAX_BYTES = 2_000_000
@@ -528,7 +529,8 @@ RESOURCES = BokehOnlyInline(mode="inline")
 
 
 def head_scripts(attention_js: Path | None = None) -> str:
-    """The <style> and <script> blocks that must come before the Bokeh document: core port, then glue."""
+    """The <style> and <script> blocks that must come before the Bokeh document: the BokehJS patch, core port,
+    then glue."""
     path = attention_js or ATTENTION_JS
     if not path.exists():
         raise SystemExit(f"{path} is missing: the export needs the JavaScript port of the core")
@@ -539,7 +541,7 @@ def head_scripts(attention_js: Path | None = None) -> str:
         .replace("__SQUARE__", json.dumps(list(SQUARE)))
         .replace("__CUSTOM__", json.dumps(CUSTOM))
     )
-    return "\n".join([*style, _script(path.read_text()), _script(glue)])
+    return "\n".join([*style, _script(BOKEH_PATCH_JS.read_text()), _script(path.read_text()), _script(glue)])
 
 
 def render(

@@ -25,7 +25,9 @@ TEMPLATE = (
 {% block title %}One attention head{% endblock %}
 {% block postamble %}<style>"""
     + (ROOT / "static" / "page.css").read_text()
-    + """</style>{% endblock %}
+    + """</style><script>"""
+    + (ROOT / "static" / "bokeh_patch.js").read_text()
+    + """</script>{% endblock %}
 {% block contents %}
 <main class="explorer">
   <header>

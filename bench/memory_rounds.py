@@ -1,19 +1,25 @@
-"""Do closed sessions leak?  Several classes in a row on one server, its memory after each.
+"""Server memory per session, and after a class leaves: the app beside the floor page, two allocators.
 
-    .venv/bin/python bench/memory_rounds.py [--rounds 4] [--sessions 20] [--wait 30]
+    .venv/bin/python bench/memory_rounds.py [--rounds 3] [--sessions 30] [--wait 30] [--out FILE]
 
-Starts the classroom server (sessions discarded 6 s after they close), then per
-round opens N websocket sessions (bench/load_test.py's Wire), moves each one's
-slider once, closes them all and waits.  If sessions leaked, the peak would
-climb by a class's worth of memory every round; if the memory kept after a
-class is only held by the allocator, the next class reuses it and the peak
-stays put.  Prints one line per round.
+Each configuration gets a classroom server of its own (app/classroom.py's flags, sessions discarded
+6 s after they close). One session is opened and left to expire first, so that "idle" is a server
+that has already imported everything a session needs. Then, per round, N websocket sessions
+(bench/load_test.py's Wire) open, move their slider once, and close; the peak is read while they are
+open and the process's memory again `--wait` seconds after they closed.
+
+* If closed sessions leaked, the peak would climb by a class's worth every round.
+* Per session = (peak − idle) / N; the floor page (bench/floor_app.py: one slider, one heatmap) shows
+  what a Bokeh + Panel session costs before this app adds its models.
+* PYTHONMALLOC=malloc makes Python take every object from the C allocator instead of its own pools,
+  which the server's malloc_trim after a class can hand back to the system (app/serving.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -27,6 +33,13 @@ sys.path.insert(0, str(ROOT))
 from app.classroom import build_argv  # noqa: E402
 from app.serving import free_port, stop_process, wait_for_http  # noqa: E402
 from bench.load_test import Wire  # noqa: E402
+
+CONFIGS = (  # (page, PYTHONMALLOC or None for Python's default pools)
+    ("app/main.py", None),
+    ("app/main.py", "malloc"),
+    ("bench/floor_app.py", None),
+)
+EXPIRE_S = 25  # sessions are discarded ≤ 16 s after closing (6 s lifetime + 10 s check); then the release
 
 
 def rss_mb(proc: psutil.Process) -> float:
@@ -44,33 +57,66 @@ async def one_class(url: str, sessions: int, proc: psutil.Process) -> float:
     return peak
 
 
-def main(argv=None) -> list[dict]:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--sessions", type=int, default=20)
-    ap.add_argument("--wait", type=float, default=30.0, help="seconds after each class closes")
-    args = ap.parse_args(argv)
+def measure(page: str, allocator: str | None, rounds: int, sessions: int, wait: float) -> dict:
     port = free_port()
-    cmd = build_argv(port, "127.0.0.1", [f"127.0.0.1:{port}"], 1, session_lifetime_min=0.1, admin=False)
-    server = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/main"
-    rows = []
+    app = ROOT / page
+    origins = [f"127.0.0.1:{port}"]
+    cmd = build_argv(port, "127.0.0.1", origins, 1, session_lifetime_min=0.1, admin=False, app=app)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC"}
+    if allocator:
+        env["PYTHONMALLOC"] = allocator
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/{app.stem}"
+    out = {"page": page, "allocator": allocator or "Python's own (default)", "rounds": []}
     try:
         wait_for_http(url)
         proc = psutil.Process(server.pid)
-        print(f"idle: {rss_mb(proc):.1f} MB", flush=True)
-        for k in range(args.rounds):
-            peak = asyncio.run(one_class(url, args.sessions, proc))
-            time.sleep(args.wait)
-            rows.append({"round": k + 1, "peak_mb": peak, "after_mb": rss_mb(proc)})
-            print(
-                f"class {k + 1}: {args.sessions} sessions open {peak:.1f} MB,"
-                f" {args.wait:.0f} s after they closed {rows[-1]['after_mb']:.1f} MB",
-                flush=True,
-            )
+        asyncio.run(one_class(url, 1, proc))  # imports everything a session needs
+        time.sleep(EXPIRE_S)
+        out["idle_mb"] = rss_mb(proc)
+        for _ in range(rounds):
+            peak = asyncio.run(one_class(url, sessions, proc))
+            time.sleep(wait)
+            out["rounds"].append({"peak_mb": peak, "after_mb": rss_mb(proc)})
+            print(page, out["allocator"], f"idle {out['idle_mb']:.1f}", out["rounds"][-1], flush=True)
     finally:
         stop_process(server)
-    return rows
+    peaks = [r["peak_mb"] for r in out["rounds"]]
+    out["per_session_kb"] = (max(peaks) - out["idle_mb"]) * 1024 / sessions
+    out["after_vs_idle"] = out["rounds"][-1]["after_mb"] / out["idle_mb"]
+    return out
+
+
+def table(results: list[dict], wait: float) -> str:
+    lines = [
+        "| page | allocator | idle | peak with a class open, each round | per session"
+        f" | {wait:.0f} s after the last class left |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in results:
+        peaks = ", ".join(f"{x['peak_mb']:.1f}" for x in r["rounds"])
+        after = r["rounds"][-1]["after_mb"]
+        vs_idle = (r["after_vs_idle"] - 1) * 100
+        lines.append(
+            f"| `{r['page']}` | {r['allocator']} | {r['idle_mb']:.1f} MB | {peaks} MB"
+            f" | {r['per_session_kb']:.0f} kB | {after:.1f} MB ({vs_idle:+.0f} % of idle) |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None) -> list[dict]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--sessions", type=int, default=30)
+    ap.add_argument("--wait", type=float, default=30.0, help="seconds after each class closes")
+    ap.add_argument("--out", type=Path, help="also write the table to this file")
+    args = ap.parse_args(argv)
+    results = [measure(page, alloc, args.rounds, args.sessions, args.wait) for page, alloc in CONFIGS]
+    text = table(results, args.wait)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    return results
 
 
 if __name__ == "__main__":

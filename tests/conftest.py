@@ -36,6 +36,39 @@ CHROMIUM_FLAGS = [
 ]
 
 
+# Moves the slider `name` once and counts the <style> elements rewritten meanwhile, in the page and in
+# every shadow root: with the same text they already held ("unchanged") or with new text ("changed").
+# static/bokeh_patch.js exists to keep "unchanged" at 0 (each such write costs a style recalculation).
+STYLE_WRITES_DURING_A_MOVE = """async (name) => {
+  const roots = [document];
+  const walk = (root) => root.querySelectorAll("*").forEach((el) => {
+    if (el.shadowRoot) { roots.push(el.shadowRoot); walk(el.shadowRoot); }
+  });
+  walk(document);
+  const counts = {unchanged: 0, changed: 0};
+  const count = (records) => {
+    for (const r of records) {
+      if (r.type !== "childList" || r.target.nodeName !== "STYLE") continue;
+      const before = [...r.removedNodes].map((n) => n.textContent).join("");
+      const after = [...r.addedNodes].map((n) => n.textContent).join("");
+      counts[before === after ? "unchanged" : "changed"] += 1;
+    }
+  };
+  const watch = new MutationObserver(count);
+  roots.forEach((root) => watch.observe(root, {childList: true, subtree: true}));
+  const doc = Bokeh.documents[0];
+  const slider = doc.get_model_by_name(name);
+  const source = doc.get_model_by_name("weights-cells");
+  const updated = new Promise((done) => source.change.connect(() => done()));
+  slider.value = slider.value < slider.end - 0.1 ? slider.value + 0.05 : slider.value - 0.05;
+  await updated;
+  for (let k = 0; k < 3; k++) await new Promise((r) => requestAnimationFrame(() => r()));
+  count(watch.takeRecords());
+  watch.disconnect();
+  return counts;
+}"""
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_FLAGS}

@@ -17,6 +17,7 @@ import pytest
 from app.export import AREAS, ATTENTION_JS, MAX_BYTES, export, main
 from core.presets import CHAPTER, Preset
 from core.trace import fmt_vector, trace
+from tests.conftest import STYLE_WRITES_DURING_A_MOVE
 from widgets.controls import preset_note
 from widgets.state import HeadState
 from widgets.style import short_label
@@ -195,6 +196,15 @@ def test_page_is_laid_out_in_separate_roots(exported, context, page):
     assert box["bottom"]["y"] >= box["readout"]["y"] + box["readout"]["height"] - 1
     header = page.locator("main.explorer > header")
     assert header.locator("h1").inner_text() == "One attention head"
+    net.check()
+
+
+def test_a_move_rewrites_no_style_sheet_with_its_own_text(exported, context, page):
+    """The export carries static/bokeh_patch.js too (see tests/test_served_app.py)."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    for _ in range(3):
+        counts = page.evaluate(STYLE_WRITES_DURING_A_MOVE, "x-3-0")
+        assert counts["unchanged"] == 0, counts
     net.check()
 
 

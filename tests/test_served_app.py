@@ -18,6 +18,7 @@ from bokeh.models import Model
 from core.attention import attend
 from core.presets import PRESETS
 from core.trace import trace
+from tests.conftest import STYLE_WRITES_DURING_A_MOVE
 
 CHAPTER = PRESETS["chapter"]
 LABELS = CHAPTER.tokens
@@ -172,6 +173,14 @@ def test_no_debounce_every_change_of_a_burst_reaches_the_server(explorer):
     assert len(rows) == len(BURST), f"{len(rows)} updates for {len(BURST)} changes"
     for got, x in zip(rows, BURST):
         np.testing.assert_allclose(got, core(x).weights[3], rtol=0, atol=1e-12, err_msg=f"X[3,0]={x}")
+
+
+def test_a_move_rewrites_no_style_sheet_with_its_own_text(explorer):
+    """static/bokeh_patch.js is in the page and works: BokehJS 3.9 rewrote ~45 unchanged <style>
+    elements a move (each a style recalculation). Fails if a Bokeh upgrade renames what it patches."""
+    for _ in range(3):
+        counts = explorer.evaluate(STYLE_WRITES_DURING_A_MOVE, "x-3-0")
+        assert counts["unchanged"] == 0, counts
 
 
 def test_the_controls_are_bokeh_widgets_in_the_page(explorer):
