@@ -214,8 +214,7 @@ GLUE_JS = r"""
     }
     if (b.xaxis.axis_label !== data.blend.axes.x) b.xaxis.axis_label = data.blend.axes.x;
     if (b.yaxis.axis_label !== data.blend.axes.y) b.yaxis.axis_label = data.blend.axes.y;
-    setText(M.steps, data.steps);
-    setText(M.checks, data.checks);
+    setText(M.steps, data.steps + data.checks);  // widgets/page.py readout_html
   }
 
   function syncControls(M, s, relabel) {
@@ -474,7 +473,6 @@ def _models(page: HeadPage) -> dict:
             "yaxis": page.blend.figure.yaxis[0],
         },
         "steps": page.steps,
-        "checks": page.checks,
         "controls": {
             "preset": c.preset,
             "query": c.query,

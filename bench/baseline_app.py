@@ -54,7 +54,6 @@ class BaselineExplorer:
         figures = column(
             row(m["weights"], page.blend.figure),
             page.steps,
-            page.checks,
             row(m["scores"], m["scaled"]),
             m["qkv"],
         )

@@ -294,7 +294,7 @@ def test_hostile_labels_stay_text(exported, context, page, artifacts):
     wait_for_steps(page, state)
     assert page.locator("img").count() == 0
     assert page.locator("svg[onload]").count() == 0
-    assert "&lt;img src=x onerror=f()&gt;" in model(page, "checks", "text") + steps_text(page)
+    assert "&lt;img src=x onerror=f()&gt;" in steps_text(page)
     # a slider title, shown as text (cut to fit by the page, as the served one does)
     page.get_by_text(f"{short_label('<img src=x onerror=f()>', 8)}[0]").wait_for()
 

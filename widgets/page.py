@@ -27,6 +27,11 @@ MATRIX_FIGURES = (
 SQUARE = ("weights", "scores", "scaled")
 
 
+def readout_html(data: dict) -> str:
+    """The worked steps for the chosen query, then its row's checks."""
+    return data["steps"] + data["checks"]
+
+
 def dim_labels(d: int) -> list[str]:
     return [str(k) for k in range(d)]
 
@@ -56,8 +61,9 @@ class HeadPage:
         self.matrices = {block: part for plot in self.plots.values() for block, part in plot.parts.items()}
         self.blend = BlendPlot(data["blend"], data["bounds"])
         self.title = text_panel(title, name="title")
-        self.steps = text_panel(data["steps"], name="steps", width=600)
-        self.checks = text_panel(data["checks"], name="checks", width=600)
+        # The steps and the row's checks share one Div: each Div whose text changes costs the browser a
+        # re-render and a layout pass on every move.
+        self.steps = text_panel(readout_html(data), name="steps", width=600)
         m = {k: v.figure for k, v in self.plots.items()}
         # Separate document roots, arranged by the page template: a change of a
         # text panel makes Bokeh re-lay out its whole root, which costs ~40 ms
@@ -68,7 +74,6 @@ class HeadPage:
             "readout": column(
                 text_panel("<h3>The steps for the chosen query</h3>", width=600),
                 self.steps,
-                self.checks,
                 name="readout",
             ),
             "bottom": column(row(m["scores"], m["scaled"]), m["qkv"], name="bottom"),
@@ -114,5 +119,4 @@ class HeadPage:
                 reshape=reshape,
             )
         self.blend.update(data["blend"], data["bounds"], reframe=reshape)
-        self.steps.text = data["steps"]
-        self.checks.text = data["checks"]
+        self.steps.text = readout_html(data)
