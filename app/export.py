@@ -157,6 +157,18 @@ GLUE_JS = r"""
     source.data = data;
   }
 
+  // The cells of a figure's matrices as one set of columns (widgets/matrix_plot.py side_by_side).
+  function sideBySide(cells, blocks, gap) {
+    const out = {x: [], y: [], value: [], text: [], row: [], col: [], matrix: []};
+    const nCols = Math.max(...cells[blocks[0]].x) + 1;
+    blocks.forEach((name, k) => {
+      const c = cells[name], shift = k * (nCols + gap);
+      c.x.forEach(x => { out.x.push(x + shift); out.matrix.push(name); });
+      for (const col of ["y", "value", "text", "row", "col"]) out[col].push(...c[col]);
+    });
+    return out;
+  }
+
   function isOn(active) {
     return Array.from(active || []).indexOf(0) >= 0;
   }
@@ -186,14 +198,14 @@ GLUE_JS = r"""
   }
 
   function draw(M, data, labels, relabel) {
-    for (const name of Object.keys(M.matrices)) {
-      const m = M.matrices[name];
-      const [low, high] = data.limits[name];
+    for (const name of Object.keys(M.plots)) {
+      const m = M.plots[name];
+      const [low, high] = data.limits[m.blocks[0]];  // Q, K and V share one colour range
       if (m.mapper.low !== low || m.mapper.high !== high) {
         m.mapper.setv({low: low, high: high});
         m.ink.setv({low: low, high: high});
       }
-      updateCells(m.source, data.cells[name], relabel);
+      updateCells(m.source, sideBySide(data.cells, m.blocks, m.gap), relabel);
       const square = SQUARE.indexOf(name) >= 0;
       if (square) updateSource(m.outline, data.outline);
       if (relabel) {
@@ -451,8 +463,10 @@ def _models(page: HeadPage) -> dict:
     """Every model the browser's update writes, by the names HeadPage.update uses."""
     c = page.controls
     return {
-        "matrices": {
+        "plots": {
             name: {
+                "blocks": m.names,
+                "gap": m.GAP,
                 "source": m.source,
                 "outline": m.outline,
                 "mapper": m.mapper,
@@ -460,7 +474,7 @@ def _models(page: HeadPage) -> dict:
                 "xaxis": m.figure.xaxis[0],
                 "yaxis": m.figure.yaxis[0],
             }
-            for name, m in page.matrices.items()
+            for name, m in page.plots.items()
         },
         "blend": {
             "values": page.blend.values,

@@ -140,13 +140,13 @@ def test_downloads_hold_every_matrix_labelled_by_token():
 
 def test_explorer_editor_follows_the_state():
     e = HeadExplorer()
-    figures = [p.figure for p in e.page.matrices.values()]
+    figures = [p.figure for p in e.page.plots.values()]
     e.state.set_widths(C=4, d=3)
     assert e.editor.grids["W_V"].shape == (4, 3)
     assert len(e.page.controls.tokens.flat) == 16
     e.state.load("chapter")
     assert e.editor.labels.value == "The, cat, sat, it"
-    assert [p.figure for p in e.page.matrices.values()] == figures
+    assert [p.figure for p in e.page.plots.values()] == figures
 
 
 # -- in Chromium -------------------------------------------------------------

@@ -20,6 +20,7 @@ from core.attention import NORMALISERS, attend
 from core.presets import PRESETS
 from core.trace import fmt_vector
 from widgets.explorer import HeadExplorer
+from widgets.matrix_plot import side_by_side
 from widgets.page import SQUARE
 from widgets.state import INPUTS, MAX_LABEL, HeadState
 from widgets.viewdata import view_data
@@ -226,8 +227,8 @@ def test_renaming_a_token_is_accepted():
 
 def all_sources(page):
     return [
-        *(p.source for p in page.matrices.values()),
-        *(p.outline for p in page.matrices.values()),
+        *(p.source for p in page.plots.values()),
+        *(p.outline for p in page.plots.values()),
         page.blend.values, page.blend.hull, page.blend.output, page.blend.links,
     ]
 
@@ -242,9 +243,11 @@ def assert_page_shows(explorer: HeadExplorer) -> None:
     """Every source and text panel holds view_data of the explorer's current state."""
     s, page = explorer.state, explorer.page
     data = view_data(s.head, s.query, s.labels)
-    for name, plot in page.matrices.items():
-        same_columns(plot.source.data, data["cells"][name])
-        assert (plot.mapper.low, plot.mapper.high) == tuple(data["limits"][name]), name
+    for name, plot in page.plots.items():
+        blocks = {b: data["cells"][b] for b in plot.names}
+        same_columns(plot.source.data, side_by_side(blocks, plot.n_cols, plot.GAP))
+        for block in plot.names:  # Q, K and V share one colour range
+            assert (plot.mapper.low, plot.mapper.high) == tuple(data["limits"][block]), block
         if name in SQUARE:
             same_columns(plot.outline.data, data["outline"])
     b = page.blend
@@ -257,10 +260,10 @@ def assert_page_shows(explorer: HeadExplorer) -> None:
 
 def models(explorer: HeadExplorer) -> dict:
     page = explorer.page
-    out = {f"{k}-figure": p.figure for k, p in page.matrices.items()}
-    out |= {f"{k}-source": p.source for k, p in page.matrices.items()}
-    out |= {f"{k}-x_range": p.figure.x_range for k, p in page.matrices.items()}
-    out |= {f"{k}-mapper": p.mapper for k, p in page.matrices.items()}
+    out = {f"{k}-figure": p.figure for k, p in page.plots.items()}
+    out |= {f"{k}-source": p.source for k, p in page.plots.items()}
+    out |= {f"{k}-x_range": p.figure.x_range for k, p in page.plots.items()}
+    out |= {f"{k}-mapper": p.mapper for k, p in page.plots.items()}
     out |= {
         "blend": page.blend.figure, "blend-values": page.blend.values, "blend-links": page.blend.links,
         "blend-x_range": page.blend.figure.x_range, "steps": page.steps,
@@ -339,11 +342,11 @@ def test_a_slider_moves_the_state_and_the_page_to_the_cores_numbers():
 
 def test_a_refused_change_does_not_redraw_and_shows_a_message():
     e = HeadExplorer()
-    before = dict(e.page.matrices["weights"].source.data)
+    before = dict(e.page.plots["weights"].source.data)
     e.page.controls.tokens.sliders[3][0].value = math.nan
     assert e.updates == 0
     assert "alert" in e.page.controls.message.text and e.state.message
-    same_columns(e.page.matrices["weights"].source.data, before)
+    same_columns(e.page.plots["weights"].source.data, before)
     e.page.controls.tokens.sliders[3][0].value = 0.1
     assert e.page.controls.message.text == ""
 
@@ -361,12 +364,12 @@ def test_a_preset_with_another_T_reshapes_in_place_and_rebuilds_only_the_sliders
     for name, model in before.items():
         assert after[name] is model, name
     assert_page_shows(e)
-    w = e.page.matrices["weights"].figure
+    w = e.page.plots["weights"].figure
     assert (w.x_range.start, w.x_range.end) == (-0.5, T - 0.5)
     assert (w.y_range.start, w.y_range.end) == (T - 0.5, -0.5)
     assert list(w.xaxis[0].ticker.ticks) == list(range(T))
     assert w.yaxis[0].major_label_overrides == {i: t for i, t in enumerate(p.tokens)}
-    v = e.page.matrices["V"].figure
+    v = e.page.plots["qkv"].figure
     assert (v.y_range.start, v.y_range.end) == (T - 0.5, -0.5)
     # only the slider rows are new: one per token, C sliders each, named and titled
     sliders = e.page.controls.tokens.flat

@@ -11,7 +11,6 @@ import numpy as np
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
-    Dodge,
     FixedTicker,
     HoverTool,
     LinearColorMapper,
@@ -49,17 +48,26 @@ def numeric(values) -> list | np.ndarray:
     return np.asarray(values, dtype=float) if len(values) >= BINARY_FROM else values
 
 
-def as_columns(cells: dict) -> dict:
-    """View data → source columns."""
-    return {k: numeric(v) if k in ("x", "y", "value") else v for k, v in cells.items()}
+def side_by_side(blocks: dict[str, dict], n_cols: int, gap: int) -> dict:
+    """The cells of several matrices as one set of columns: block k moves k · (n_cols + gap) along x,
+    and a "matrix" column names the block each cell belongs to (for the hover)."""
+    out: dict[str, list] = {"x": [], "y": [], "value": [], "text": [], "row": [], "col": [], "matrix": []}
+    for k, (name, cells) in enumerate(blocks.items()):
+        shift = k * (n_cols + gap)
+        out["x"] += [x + shift for x in cells["x"]]
+        out["matrix"] += [name] * len(cells["x"])
+        for column in ("y", "value", "text", "row", "col"):
+            out[column] += list(cells[column])
+    return {k: numeric(v) if k in ("x", "y", "value") else v for k, v in out.items()}
 
 
 class MatrixPlot:
-    """Matrices of one colour scheme side by side in one figure, each as coloured cells with its numbers.
+    """Matrices of one colour scheme side by side in one figure, as coloured cells with their numbers.
 
-    Each [T, T] heatmap is a figure of its own; Q, K and V share one (a slider move repaints one canvas
-    for the three, not three).  `kind` is "weights" (sequential 0..1) or "scores" (diverging ±limit).
-    `parts[name]` holds each matrix's source and its `update`.
+    Each [T, T] heatmap is a figure of its own; Q, K and V share one. All the cells of a figure are one
+    source with one glyph for the colours and one for the numbers, so a move changes one source and
+    repaints one canvas however many matrices the figure holds. `kind` is "weights" (sequential 0..1)
+    or "scores" (diverging ±limit).
     """
 
     GAP = 1  # empty columns between two matrices in one figure
@@ -95,6 +103,7 @@ class MatrixPlot:
             nan_color="#1a1a1a",
         )
         self.names = list(blocks)
+        self.n_cols = n_cols
         width_cols = self._span(n_cols)
         width = min(max_px * len(blocks), 90 + CELL_PX * max(width_cols, 2) + (70 if width_cols > 2 else 0))
         height = min(max_px, 70 + CELL_PX * max(n_rows, 2))
@@ -118,17 +127,67 @@ class MatrixPlot:
         fig.xaxis.axis_label = col_axis
         fig.yaxis.axis_label = row_axis
         fig.xaxis.major_label_orientation = 0.0 if width_cols <= 8 else 0.9
+        self.source = ColumnDataSource(side_by_side(blocks, n_cols, self.GAP), name=f"{name}-cells")
         # What the numbers read while they are hidden: BokehJS re-measures every text of a renderer whose
         # source changes, shown or not (~0.4 s a move for three 64 × 64 matrices).
         self.no_numbers = ColumnDataSource(
             {"x": [], "y": [], "text": [], "value": []}, name=f"{name}-no-numbers"
         )
-        self.parts = {
-            block: MatrixPart(self, block, cells, k * (n_cols + self.GAP), outline, row_axis, col_axis)
-            for k, (block, cells) in enumerate(blocks.items())
-        }
-        for part in self.parts.values():
-            part.show_numbers(shows_numbers(n_rows, n_cols))
+        self.outline = ColumnDataSource(
+            outline or {"x": [], "y": [], "width": [], "height": []}, name=f"{name}-outline"
+        )
+        cells_r = draw(
+            fig,
+            self.source,
+            Rect(
+                x="x",
+                y="y",
+                width=1,
+                height=1,
+                line_color="white",
+                fill_color={"field": "value", "transform": self.mapper},
+            ),
+        )
+        self.numbers = draw(
+            fig,
+            self.source,
+            Text(
+                x="x",
+                y="y",
+                text={"field": "text"},
+                text_align="center",
+                text_baseline="middle",
+                text_font_size="11px",
+                text_color={"field": "value", "transform": self.ink},
+            ),
+        )
+        if outline is not None:
+            draw(
+                fig,
+                self.outline,
+                Rect(
+                    x="x",
+                    y="y",
+                    width="width",
+                    height="height",
+                    fill_alpha=0,
+                    line_color="#f28e2b",
+                    line_width=3,
+                ),
+            )
+        fig.add_tools(
+            HoverTool(
+                renderers=[cells_r],
+                tooltips=[
+                    ("matrix", "@matrix"),
+                    (row_axis, "@row"),
+                    (col_axis, "@col"),
+                    ("value", "@text"),
+                    ("exact", "@value{0.000000}"),
+                ],
+            )
+        )
+        self.show_numbers(shows_numbers(n_rows, n_cols))
         if width_cols > 2 or kind == "weights":
             fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, title=None, padding=4), "right")
         self._set_axes(rows, cols)
@@ -154,15 +213,10 @@ class MatrixPlot:
                 axis.ticker = FixedTicker(ticks=ticks)
             axis.major_label_overrides = labels
 
-    def reshape(self, rows, cols) -> None:
-        """New numbers of rows or columns (tokens or widths changed): ranges, offsets and tick labels."""
-        n_rows, n_cols = len(rows), len(cols)
-        self.figure.x_range.update(start=-0.5, end=self._span(n_cols) - 0.5)
-        self.figure.y_range.update(start=n_rows - 0.5, end=-0.5)
-        for k, part in enumerate(self.parts.values()):
-            part.shift.value = k * (n_cols + self.GAP)
-            part.show_numbers(shows_numbers(n_rows, n_cols))
-        self._set_axes(rows, cols)
+    def show_numbers(self, show: bool) -> None:
+        """Numbers in the cells, or none (too many cells to read) and nothing for the browser to redo."""
+        self.numbers.visible = show
+        self.numbers.data_source = self.source if show else self.no_numbers
 
     def set_limits(self, limits) -> None:
         low, high = limits
@@ -170,88 +224,33 @@ class MatrixPlot:
             self.mapper.update(low=low, high=high)
             self.ink.update(low=low, high=high)
 
-
-class MatrixPart:
-    """One matrix of a MatrixPlot: its cells' source, its outline, and the update that writes them."""
-
-    def __init__(self, plot: MatrixPlot, name: str, cells: dict, offset: int, outline, row_axis, col_axis):
-        self.plot, self.figure, self.mapper, self.ink = plot, plot.figure, plot.mapper, plot.ink
-        self.source = ColumnDataSource(as_columns(cells), name=f"{name}-cells")
-        self.outline = ColumnDataSource(
-            outline or {"x": [], "y": [], "width": [], "height": []}, name=f"{name}-outline"
-        )
-        self.shift = Dodge(value=offset)  # where this matrix starts along x
-        x = {"field": "x", "transform": self.shift}
-        fig = plot.figure
-        cells_r = draw(
-            fig,
-            self.source,
-            Rect(
-                x=x,
-                y="y",
-                width=1,
-                height=1,
-                line_color="white",
-                fill_color={"field": "value", "transform": self.mapper},
-            ),
-        )
-        self.numbers = draw(
-            fig,
-            self.source,
-            Text(
-                x=x,
-                y="y",
-                text={"field": "text"},
-                text_align="center",
-                text_baseline="middle",
-                text_font_size="11px",
-                text_color={"field": "value", "transform": self.ink},
-            ),
-        )
-        if outline is not None:
-            draw(
-                fig,
-                self.outline,
-                Rect(
-                    x=x,
-                    y="y",
-                    width="width",
-                    height="height",
-                    fill_alpha=0,
-                    line_color="#f28e2b",
-                    line_width=3,
-                ),
-            )
-        fig.add_tools(
-            HoverTool(
-                renderers=[cells_r],
-                tooltips=[
-                    ("matrix", name),
-                    (row_axis, "@row"),
-                    (col_axis, "@col"),
-                    ("value", "@text"),
-                    ("exact", "@value{0.000000}"),
-                ],
-            )
-        )
-
-    def show_numbers(self, show: bool) -> None:
-        """Numbers in the cells, or none (too many cells to read) and nothing for the browser to redo."""
-        self.numbers.visible = show
-        self.numbers.data_source = self.source if show else self.plot.no_numbers
-
     def update(
-        self, cells: dict, limits, rows, cols, *, outline: dict | None = None, reshape: bool = False
+        self,
+        blocks: dict[str, dict],
+        limits,
+        rows,
+        cols,
+        *,
+        outline: dict | None = None,
+        reshape: bool = False,
     ) -> None:
         """New numbers in place; `reshape` also resets ranges and tick labels (tokens or widths changed)."""
+        n_rows, n_cols = len(rows), len(cols)
+        self.set_limits(limits)
         if reshape:
-            self.plot.reshape(rows, cols)
-        self.plot.set_limits(limits)
-        if reshape:
-            self.source.data = as_columns(cells)
-        elif self.numbers.visible:  # same cells, new numbers: send only what changes
-            self.source.data.update(value=numeric(cells["value"]), text=cells["text"])
-        else:  # too many cells for numbers: their text stays empty
-            self.source.data.update(value=numeric(cells["value"]))
+            self.n_cols = n_cols
+            self.figure.x_range.update(start=-0.5, end=self._span(n_cols) - 0.5)
+            self.figure.y_range.update(start=n_rows - 0.5, end=-0.5)
+            self.show_numbers(shows_numbers(n_rows, n_cols))
+            self._set_axes(rows, cols)
+            self.source.data = side_by_side(blocks, n_cols, self.GAP)
+        else:  # same cells, new numbers: send only what changes
+            value = numeric([v for cells in blocks.values() for v in cells["value"]])
+            if self.numbers.visible:
+                self.source.data.update(
+                    value=value, text=[t for cells in blocks.values() for t in cells["text"]]
+                )
+            else:  # too many cells for numbers: their text stays empty
+                self.source.data.update(value=value)
         if outline is not None and outline != self.outline.data:
             self.outline.data = outline

@@ -57,8 +57,6 @@ class HeadPage:
                 row_axis="query" if square else "token",
                 max_px=460 if square else 300,
             )
-        # Each matrix by name (weights, scores, scaled, Q, K, V): what an update writes into.
-        self.matrices = {block: part for plot in self.plots.values() for block, part in plot.parts.items()}
         self.blend = BlendPlot(data["blend"], data["bounds"])
         self.title = text_panel(title, name="title")
         # The steps and the row's checks share one Div: each Div whose text changes costs the browser a
@@ -108,11 +106,11 @@ class HeadPage:
 
     def update(self, data: dict, labels, *, d: int, reshape: bool = False) -> None:
         """Write one state's view data into the existing models."""
-        for name, plot in self.matrices.items():
+        for name, plot in self.plots.items():
             square = name in SQUARE
             plot.update(
-                data["cells"][name],
-                data["limits"][name],
+                {block: data["cells"][block] for block in plot.names},
+                data["limits"][plot.names[0]],
                 labels,
                 labels if square else dim_labels(d),
                 outline=data["outline"] if square else None,
