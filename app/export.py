@@ -42,9 +42,11 @@ from bokeh.resources import Resources
 from core.attention import NORMALISERS
 from core.presets import PRESETS, Preset
 from widgets import controls as controls_module
-from widgets.controls import CUSTOM
+from widgets.controls import CUSTOM, SLIDER_LABEL_CHARS
+from widgets.matrix_plot import FLAT_UP_TO, LABEL_FITS_CELL, SLANT
 from widgets.page import SQUARE, HeadPage
 from widgets.state import HeadState
+from widgets.style import AXIS_LABEL_CHARS
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
@@ -177,10 +179,23 @@ GLUE_JS = r"""
     if (isOn(box.active) !== on) box.active = on ? [0] : [];
   }
 
-  function overrides(axis, labels) {
-    const entries = labels.map((label, k) => [k, String(label)]);
+  // A label cut to fit an axis or a slider title (widgets/style.py short_label).
+  function shortLabel(label, width) {
+    const chars = Array.from(String(label));
+    return chars.length <= width ? chars.join("") : chars.slice(0, width - 1).join("") + "…";
+  }
+
+  // Tick labels for a token axis; a column axis slants them when one is too long for its cell
+  // (widgets/matrix_plot.py MatrixPlot._set_axes).
+  function overrides(axis, labels, columns) {
+    const entries = labels.map((label, k) => [k, shortLabel(label, __AXIS_LABEL__)]);
     axis.major_label_overrides = axis.major_label_overrides instanceof Map
       ? new Map(entries) : Object.fromEntries(entries);
+    if (columns) {
+      const fits = entries.length <= __FLAT_UP_TO__
+        && entries.every(([, text]) => Array.from(text).length <= __FITS_CELL__);
+      axis.major_label_orientation = fits ? 0 : __SLANT__;
+    }
   }
 
   function compute(v) {
@@ -209,7 +224,7 @@ GLUE_JS = r"""
       const square = SQUARE.indexOf(name) >= 0;
       if (square) updateSource(m.outline, data.outline);
       if (relabel) {
-        if (square) overrides(m.xaxis, labels);
+        if (square) overrides(m.xaxis, labels, true);
         overrides(m.yaxis, labels);
       }
     }
@@ -240,7 +255,7 @@ GLUE_JS = r"""
         if (slider.start !== low) change.start = low;
         if (slider.end !== high) change.end = high;
         if (slider.value !== x) change.value = x;
-        if (relabel) change.title = v.tokens[t] + "[" + k + "]";
+        if (relabel) change.title = shortLabel(v.tokens[t], __SLIDER_LABEL__) + "[" + k + "]";
         if (Object.keys(change).length) slider.setv(change);
       }));
       if (relabel) c.query.options = v.tokens.map((label, k) => [String(k), String(label)]);
@@ -551,6 +566,11 @@ def head_scripts(attention_js: Path | None = None) -> str:
     glue = (
         GLUE_JS.replace("__NORMALISERS__", json.dumps(list(NORMALISERS)))
         .replace("__SQUARE__", json.dumps(list(SQUARE)))
+        .replace("__AXIS_LABEL__", str(AXIS_LABEL_CHARS))
+        .replace("__SLIDER_LABEL__", str(SLIDER_LABEL_CHARS))
+        .replace("__FLAT_UP_TO__", str(FLAT_UP_TO))
+        .replace("__FITS_CELL__", str(LABEL_FITS_CELL))
+        .replace("__SLANT__", str(SLANT))
         .replace("__CUSTOM__", json.dumps(CUSTOM))
     )
     return "\n".join([*style, _script(BOKEH_PATCH_JS.read_text()), _script(path.read_text()), _script(glue)])

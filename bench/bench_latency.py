@@ -232,7 +232,8 @@ def write_markdown(path: Path, r: dict) -> None:
         "A move: JavaScript sets the slider's Bokeh model value; measured until the `weights-cells`"
         " source changes in the browser, then one `requestAnimationFrame` (\"repainted\"). The baseline"
         " is bench/baseline_app.py: same HeadState, same HeadPage figures and redraw, Panel widgets"
-        " (50 ms debounce) for the controls. Server CPU is the `panel serve` process's user + system"
+        " (50 ms debounce) for the controls, on Panel's default page (without the app's template, so"
+        " also without static/bokeh_patch.js). Server CPU is the `panel serve` process's user + system"
         " time over the timed moves ÷ moves. The floor is bench/floor_app.py: one Bokeh slider and one"
         " 4 × 4 heatmap served the same way, i.e. what Bokeh, Panel and the browser cost here before the"
         " explorer adds anything.",

@@ -20,12 +20,18 @@ from widgets.style import short_label, text_panel
 
 SLIDER_LOW, SLIDER_HIGH, SLIDER_STEP = -2.0, 2.0, 0.05
 SLIDERS_ROW_PX = 280  # a row of sliders shares this width
+SLIDER_LABEL_CHARS = 8  # a token label in a slider's title is cut to this many characters
 PER_ROW = 3  # beyond this a token's sliders wrap onto another row, so titles like it[0]: 0.20 still fit
 
 
 def slider_range(value: float) -> tuple[float, float]:
     """−2 … 2, widened to the next whole number when a preset or edit goes beyond."""
     return min(SLIDER_LOW, float(int(value) - (value < 0))), max(SLIDER_HIGH, float(int(value) + (value > 0)))
+
+
+def slider_label(label: str) -> str:
+    """A token label as its sliders' titles show it."""
+    return short_label(label, SLIDER_LABEL_CHARS)
 
 
 class TokenSliders:
@@ -40,7 +46,7 @@ class TokenSliders:
         """New sliders for a new set of tokens or a new width C (never during a drag)."""
         self.sliders = [
             [
-                self._slider(f"{short_label(label, 8)}[{c}]", float(v), t, c, min(len(vector), PER_ROW))
+                self._slider(f"{slider_label(label)}[{c}]", float(v), t, c, min(len(vector), PER_ROW))
                 for c, v in enumerate(vector)
             ]
             for t, (label, vector) in enumerate(zip(labels, X))

@@ -34,7 +34,16 @@ MASKED_GREY = "#d4d4d4"
 _INK_WEIGHT = ("#1a1a1a",) * 6 + ("#ffffff",) * 4
 _INK_SCORE = ("#ffffff",) * 2 + ("#1a1a1a",) * 7 + ("#ffffff",) * 2
 
-CELL_PX = 46
+# A cell's size on screen. Figures are sized by their frame (the cells), so a long token label widens the
+# figure for its axis instead of squeezing the cells and cutting the title short.
+CELL_W, CELL_H = 54, 44
+# What the axes, title, colour bar and toolbar take around the frame, for the size caps below.
+BORDERS_W, BORDERS_H = 130, 80
+# Column labels lie flat while there are at most FLAT_UP_TO of them and each fits across its cell;
+# otherwise they slant by SLANT radians, so they do not run together.
+FLAT_UP_TO = 8
+LABEL_FITS_CELL = 6  # characters
+SLANT = 0.9
 
 
 # From this many cells on, a column of numbers goes to the browser as a binary buffer.  Each buffer
@@ -105,13 +114,13 @@ class MatrixPlot:
         self.names = list(blocks)
         self.n_cols = n_cols
         width_cols = self._span(n_cols)
-        width = min(max_px * len(blocks), 90 + CELL_PX * max(width_cols, 2) + (70 if width_cols > 2 else 0))
-        height = min(max_px, 70 + CELL_PX * max(n_rows, 2))
+        frame_width = min(max_px * len(blocks) - BORDERS_W, CELL_W * max(width_cols, 2))
+        frame_height = min(max_px - BORDERS_H, CELL_H * max(n_rows, 2))
         self.figure = fig = figure(
             title=title,
             name=name,
-            width=width,
-            height=height,
+            frame_width=frame_width,
+            frame_height=frame_height,
             x_range=Range1d(-0.5, width_cols - 0.5),
             y_range=Range1d(n_rows - 0.5, -0.5),
             tools="save",
@@ -126,7 +135,6 @@ class MatrixPlot:
         fig.axis.axis_line_color = None
         fig.xaxis.axis_label = col_axis
         fig.yaxis.axis_label = row_axis
-        fig.xaxis.major_label_orientation = 0.0 if width_cols <= 8 else 0.9
         self.source = ColumnDataSource(side_by_side(blocks, n_cols, self.GAP), name=f"{name}-cells")
         # What the numbers read while they are hidden: BokehJS re-measures every text of a renderer whose
         # source changes, shown or not (~0.4 s a move for three 64 × 64 matrices).
@@ -205,6 +213,9 @@ class MatrixPlot:
                 k * step + j: f"{n}[{c}]" for k, n in enumerate(self.names) for j, c in enumerate(cols)
             }
         row_labels = {i: short_label(r) for i, r in enumerate(rows)}
+        longest = max(map(len, col_labels.values()), default=0)
+        fits = len(col_labels) <= FLAT_UP_TO and longest <= LABEL_FITS_CELL
+        self.figure.xaxis.major_label_orientation = 0.0 if fits else SLANT
         for axis, labels in ((self.figure.xaxis[0], col_labels), (self.figure.yaxis[0], row_labels)):
             ticks = sorted(labels)
             if isinstance(axis.ticker, FixedTicker):

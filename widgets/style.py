@@ -12,7 +12,10 @@ def text_panel(text: str = "", **kw) -> Div:
     return Div(text=text, stylesheets=[InlineStyleSheet(css=CSS)], **kw)
 
 
-def short_label(label: str, width: int = 10) -> str:
+AXIS_LABEL_CHARS = 10  # a token label on an axis is cut to this many characters
+
+
+def short_label(label: str, width: int = AXIS_LABEL_CHARS) -> str:
     """A token label cut to fit an axis or a slider title; the full label stays in hovers and the steps."""
     label = str(label)
     return label if len(label) <= width else label[: width - 1] + "…"
