@@ -1,6 +1,6 @@
 """Bench-only: the served explorer on 64 tokens (seeded random X, C = 3, the chapter's W, d = 2).
 
-Serve with `panel serve bench/app_t64.py`; the query is the last token, t63,
+Serve with `panel serve bench/app_t64.py` (the same page as app/main.py); the query is the last token, t63,
 and its first slider is named x-63-0.
 """
 
@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import panel as pn  # noqa: E402
 
+from app.served_page import serve_page  # noqa: E402
 from app.serving import tune_server  # noqa: E402
 from core.presets import PRESETS  # noqa: E402
 from widgets.explorer import HeadExplorer  # noqa: E402
@@ -32,4 +33,4 @@ def state_t64(seed: int = 3) -> HeadState:
 
 tune_server()  # as app/main.py does
 pn.extension()
-HeadExplorer(state=state_t64()).servable(title="One attention head, 64 tokens")
+serve_page(HeadExplorer(state=state_t64()), title="One attention head, 64 tokens")  # the app's own page

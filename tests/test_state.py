@@ -23,7 +23,7 @@ from widgets.explorer import HeadExplorer
 from widgets.matrix_plot import side_by_side
 from widgets.page import SQUARE
 from widgets.state import INPUTS, MAX_LABEL, HeadState
-from widgets.viewdata import view_data
+from widgets.viewdata import NUMBERS_UP_TO, view_data
 
 CHAPTER = PRESETS["chapter"]
 
@@ -400,3 +400,18 @@ def test_controls_are_bokeh_models_not_panel_widgets():
         assert not isinstance(w, pn.viewable.Viewable), w
     for s in c.tokens.flat:
         assert s._callbacks.get("value"), s.name  # wired with a Python callback
+
+
+def test_cells_too_small_for_numbers_are_drawn_bare():
+    """Above NUMBERS_UP_TO tokens the heatmaps draw no numbers and no cell outlines, and read nothing for them
+    on a move; back at a small head both return."""
+    e = HeadExplorer()
+    weights = e.page.plots["weights"]
+    assert weights.numbers.visible and weights.cells.glyph.line_color is not None
+    T = NUMBERS_UP_TO + 1
+    assert e.state.apply(tokens=[f"t{k}" for k in range(T)], X=np.zeros((T, 3)))
+    assert not weights.numbers.visible and weights.numbers.data_source is weights.no_numbers
+    assert weights.cells.glyph.line_color is None
+    assert e.state.load("chapter")
+    assert weights.numbers.visible and weights.numbers.data_source is weights.source
+    assert weights.cells.glyph.line_color is not None

@@ -29,6 +29,7 @@ from widgets.viewdata import shows_numbers
 WEIGHT_PALETTE = tuple(reversed(Blues256))[:230]
 SCORE_PALETTE = tuple(reversed(RdBu11))
 MASKED_GREY = "#d4d4d4"
+CELL_OUTLINE = "white"
 
 # Text colour follows the cell's darkness, via a second mapper on the same value.
 _INK_WEIGHT = ("#1a1a1a",) * 6 + ("#ffffff",) * 4
@@ -144,7 +145,7 @@ class MatrixPlot:
         self.outline = ColumnDataSource(
             outline or {"x": [], "y": [], "width": [], "height": []}, name=f"{name}-outline"
         )
-        cells_r = draw(
+        self.cells = cells_r = draw(
             fig,
             self.source,
             Rect(
@@ -152,7 +153,7 @@ class MatrixPlot:
                 y="y",
                 width=1,
                 height=1,
-                line_color="white",
+                line_color=CELL_OUTLINE,
                 fill_color={"field": "value", "transform": self.mapper},
             ),
         )
@@ -225,9 +226,14 @@ class MatrixPlot:
             axis.major_label_overrides = labels
 
     def show_numbers(self, show: bool) -> None:
-        """Numbers in the cells, or none (too many cells to read) and nothing for the browser to redo."""
+        """Numbers in the cells, or none (too many cells to read) and nothing for the browser to redo.
+
+        Cells too small for a number also lose their white outline: at 64 tokens stroking 3 × 4096
+        outlines was a third of a move's drawing, and the outlines hid a fifth of each cell's colour.
+        """
         self.numbers.visible = show
         self.numbers.data_source = self.source if show else self.no_numbers
+        self.cells.glyph.line_color = CELL_OUTLINE if show else None
 
     def set_limits(self, limits) -> None:
         low, high = limits
