@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from string import Template
 
-from app.classroom import ROOT, build_argv
+from app.classroom import ROOT, build_argv, server_env
 from app.serving import free_port, stop_process, wait_for_http
 
 TEMPLATE = Path(__file__).resolve().with_name("nginx.conf.template")
@@ -54,6 +54,7 @@ def cluster(
     session_lifetime_min: float = 1.0,
     log_dir: Path | None = None,
     keep_dir: bool = False,
+    return_memory: bool = False,
 ):
     """Yield a dict: url (of nginx), backends [(port, Popen)], nginx (Popen), dir."""
     port = port or free_port()
@@ -71,7 +72,8 @@ def cluster(
                 bp, "127.0.0.1", origins, 1, session_lifetime_min=session_lifetime_min, admin=False
             )
             out = open(logs / f"backend-{bp}.log", "w")  # noqa: SIM115
-            p = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+            env = server_env(return_memory)
+            p = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
             out.close()
             procs.append(p)
             backends.append((bp, p))
@@ -105,9 +107,16 @@ def main(args=None) -> None:
     p.add_argument("--processes", type=int, default=2)
     p.add_argument("--port", type=int, default=5310, help="nginx's port on 127.0.0.1")
     p.add_argument("--session-lifetime", type=float, default=20.0, metavar="MINUTES")
+    p.add_argument("--return-memory", action="store_true", help="as for app.classroom")
     ns = p.parse_args(args)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-    with cluster(ns.processes, ns.port, session_lifetime_min=ns.session_lifetime, keep_dir=False) as c:
+    with cluster(
+        ns.processes,
+        ns.port,
+        session_lifetime_min=ns.session_lifetime,
+        keep_dir=False,
+        return_memory=ns.return_memory,
+    ) as c:
         print(f"nginx on {c['url']}/ in front of backends {[bp for bp, _ in c['backends']]}", flush=True)
         print(f"config and logs in {c['dir']}; Ctrl-C stops everything", flush=True)
         try:

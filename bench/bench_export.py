@@ -165,9 +165,9 @@ def floor_page(path: Path) -> Path:
     from bokeh.models import CustomJS, Div
     from bokeh.resources import INLINE
 
-    from bench.floor_app import slider_and_heatmap
+    from bench.floor_app import slider_and_heatmaps
 
-    slider, source, fig = slider_and_heatmap()
+    slider, (source,), (fig,) = slider_and_heatmaps()
     slider.js_on_change(
         "value",
         CustomJS(

@@ -4,8 +4,9 @@
 
 One run serves, one after the other: app/main.py (ours: Bokeh widgets, no
 debounce), bench/baseline_app.py (Panel widgets, 50 ms debounce),
-bench/app_t64.py (ours on 64 tokens) and bench/floor_app.py (one slider and
-one small heatmap: the platform's floor), and drives each from headless Chromium.
+bench/app_t64.py (ours on 64 tokens), bench/floor_app.py (one slider and
+one small heatmap: the platform's floor) and bench/floor5_app.py (the floor
+with five heatmaps), and drives each from headless Chromium.
 A move is: JavaScript sets the token slider's Bokeh model value (ours by name
 x-3-0, the baseline's by title it[0]) → the server recomputes → the
 weights-cells source changes in the browser ("arrived") → one
@@ -182,7 +183,7 @@ def verdict(ok: bool) -> str:
 
 
 def write_markdown(path: Path, r: dict) -> None:
-    ours, base, t64, floor = r["ours"], r["baseline"], r["t64"], r["floor"]
+    ours, base, t64, floor, floor5 = r["ours"], r["baseline"], r["t64"], r["floor"], r["floor5"]
     med, bmed = ours["painted"]["median"], base["painted"]["median"]
     ratio = med / bmed
     fr, bfr = statistics.median(ours["first_render_ms"]), statistics.median(base["first_render_ms"])
@@ -213,6 +214,9 @@ def write_markdown(path: Path, r: dict) -> None:
          f"{fmt_ms(floor['painted']['median'])} / {fmt_ms(floor['server_cpu_ms_per_move'])}", "—", "", ""),
         ("floor: first render, median of 3", "—",
          fmt_ms(statistics.median(floor["first_render_ms"])), "—", "", ""),
+        ("floor with five 4 × 4 heatmaps (as many figures as a move repaints): repainted median / server CPU"
+         " per move", "—",
+         f"{fmt_ms(floor5['painted']['median'])} / {fmt_ms(floor5['server_cpu_ms_per_move'])}", "—", "", ""),
     ]
     lines = [
         "# Slider latency: Bokeh widgets (ours) against Panel widgets (baseline)",
@@ -236,7 +240,8 @@ def write_markdown(path: Path, r: dict) -> None:
         " also without static/bokeh_patch.js). Server CPU is the `panel serve` process's user + system"
         " time over the timed moves ÷ moves. The floor is bench/floor_app.py: one Bokeh slider and one"
         " 4 × 4 heatmap served the same way, i.e. what Bokeh, Panel and the browser cost here before the"
-        " explorer adds anything.",
+        " explorer adds anything; bench/floor5_app.py is the same with five heatmaps, all rewritten on"
+        " every move.",
         "",
     ]
     if r.get("notes"):
@@ -265,6 +270,8 @@ def main(argv=None) -> dict:
                                  "weights = [", args.t64_moves)
             r["floor"] = bench_app(browser, "bench/floor_app.py", {"name": "x-3-0", "title": None},
                                    START_TEXT, args.moves)
+            r["floor5"] = bench_app(browser, "bench/floor5_app.py", {"name": "x-3-0", "title": None},
+                                    START_TEXT, args.moves)
         finally:
             browser.close()
     r["load"][1] = " ".join(f"{x:.1f}" for x in os.getloadavg())

@@ -11,15 +11,15 @@ open and the process's memory again `--wait` seconds after they closed.
 * If closed sessions leaked, the peak would climb by a class's worth every round.
 * Per session = (peak − idle) / N; the floor page (bench/floor_app.py: one slider, one heatmap) shows
   what a Bokeh + Panel session costs before this app adds its models.
-* PYTHONMALLOC=malloc makes Python take every object from the C allocator instead of its own pools,
-  which the server's malloc_trim after a class can hand back to the system (app/serving.py).
+* `python -m app.classroom --return-memory` (PYTHONMALLOC=malloc) makes Python take every object from the
+  C allocator instead of its own pools, which the server's malloc_trim after a class can hand back to the
+  system (app/serving.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import subprocess
 import sys
 import time
@@ -30,14 +30,15 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.classroom import build_argv  # noqa: E402
+from app.classroom import build_argv, server_env  # noqa: E402
 from app.serving import free_port, stop_process, wait_for_http  # noqa: E402
 from bench.load_test import Wire  # noqa: E402
 
-CONFIGS = (  # (page, PYTHONMALLOC or None for Python's default pools)
-    ("app/main.py", None),
-    ("app/main.py", "malloc"),
-    ("bench/floor_app.py", None),
+CONFIGS = (  # (page, started as with --return-memory)
+    ("app/main.py", False),
+    ("app/main.py", True),
+    ("bench/floor_app.py", False),
+    ("bench/floor5_app.py", False),
 )
 EXPIRE_S = 25  # sessions are discarded ≤ 16 s after closing (6 s lifetime + 10 s check); then the release
 
@@ -57,17 +58,16 @@ async def one_class(url: str, sessions: int, proc: psutil.Process) -> float:
     return peak
 
 
-def measure(page: str, allocator: str | None, rounds: int, sessions: int, wait: float) -> dict:
+def measure(page: str, return_memory: bool, rounds: int, sessions: int, wait: float) -> dict:
     port = free_port()
     app = ROOT / page
     origins = [f"127.0.0.1:{port}"]
     cmd = build_argv(port, "127.0.0.1", origins, 1, session_lifetime_min=0.1, admin=False, app=app)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC"}
-    if allocator:
-        env["PYTHONMALLOC"] = allocator
+    env = server_env(return_memory)
     server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/{app.stem}"
-    out = {"page": page, "allocator": allocator or "Python's own (default)", "rounds": []}
+    allocator = "C malloc (`--return-memory`)" if return_memory else "Python's own (default)"
+    out = {"page": page, "allocator": allocator, "rounds": []}
     try:
         wait_for_http(url)
         proc = psutil.Process(server.pid)
@@ -111,7 +111,7 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--wait", type=float, default=30.0, help="seconds after each class closes")
     ap.add_argument("--out", type=Path, help="also write the table to this file")
     args = ap.parse_args(argv)
-    results = [measure(page, alloc, args.rounds, args.sessions, args.wait) for page, alloc in CONFIGS]
+    results = [measure(page, back, args.rounds, args.sessions, args.wait) for page, back in CONFIGS]
     text = table(results, args.wait)
     print(text)
     if args.out:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import re
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.classroom import build_argv, default_origins, normalise_origin
+from app.classroom import build_argv, default_origins, normalise_origin, server_env
 from app.run_cluster import render_nginx_conf
 from tests.conftest import NGINX, ROOT, serve
 
@@ -58,6 +59,21 @@ def test_classroom_dry_run_prints_command_and_url():
         check=True,
     ).stdout
     assert "panel serve" in out and "--allow-websocket-origin" in out and ":5399/" in out
+    assert "PYTHONMALLOC" not in out
+
+
+def test_return_memory_starts_the_server_on_the_c_allocator():
+    out = subprocess.run(
+        [sys.executable, "-m", "app.classroom", "--return-memory", "--dry-run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "Running: PYTHONMALLOC=malloc " in out
+    assert server_env(True)["PYTHONMALLOC"] == "malloc"
+    assert server_env(False).get("PYTHONMALLOC") == os.environ.get("PYTHONMALLOC")
 
 
 @pytest.mark.skipif(NGINX is None, reason="nginx is not installed")
