@@ -415,3 +415,23 @@ def test_cells_too_small_for_numbers_are_drawn_bare():
     assert e.state.load("chapter")
     assert weights.numbers.visible and weights.numbers.data_source is weights.source
     assert weights.cells.glyph.line_color is not None
+
+
+def test_a_long_label_widens_the_figures_not_their_cells():
+    """Figures are sized by their cells: a long label gets room for its axis instead of squeezing the cells
+    (and cutting the title short); column labels too long to lie flat over a cell slant; sliders go two a row
+    so that their longer titles do not run together."""
+    e = HeadExplorer()
+    rows = e.page.controls.tokens.layout
+    weights = e.page.plots["weights"].figure
+    frame = (weights.frame_width, weights.frame_height)
+    assert weights.xaxis[0].major_label_orientation == 0
+    assert len(rows.children[0].children) == 3
+    assert e.state.set_labels("The, cat, a-long-word, it")
+    assert (weights.frame_width, weights.frame_height) == frame
+    assert weights.xaxis[0].major_label_orientation != 0
+    assert weights.yaxis[0].major_label_overrides[2] == "a-long-wo…"
+    assert len(rows.children[0].children) == 2
+    assert e.state.set_labels("The, cat, sat, it")
+    assert weights.xaxis[0].major_label_orientation == 0
+    assert len(rows.children[0].children) == 3

@@ -22,6 +22,9 @@ SLIDER_LOW, SLIDER_HIGH, SLIDER_STEP = -2.0, 2.0, 0.05
 SLIDERS_ROW_PX = 280  # a row of sliders shares this width
 SLIDER_LABEL_CHARS = 8  # a token label in a slider's title is cut to this many characters
 PER_ROW = 3  # beyond this a token's sliders wrap onto another row, so titles like it[0]: 0.20 still fit
+# Labels longer than this (as the titles show them) get two sliders a row, so a title like "attenti…[0]: 0.20"
+# does not run into its neighbour's.
+THREE_A_ROW_UP_TO = 4
 
 
 def slider_range(value: float) -> tuple[float, float]:
@@ -44,17 +47,19 @@ class TokenSliders:
 
     def rebuild(self, labels, X) -> None:
         """New sliders for a new set of tokens or a new width C (never during a drag)."""
+        titles = [slider_label(label) for label in labels]
+        per_row = PER_ROW if max(map(len, titles), default=0) <= THREE_A_ROW_UP_TO else PER_ROW - 1
         self.sliders = [
             [
-                self._slider(f"{slider_label(label)}[{c}]", float(v), t, c, min(len(vector), PER_ROW))
+                self._slider(f"{title}[{c}]", float(v), t, c, min(len(vector), per_row))
                 for c, v in enumerate(vector)
             ]
-            for t, (label, vector) in enumerate(zip(labels, X))
+            for t, (title, vector) in enumerate(zip(titles, X))
         ]
         self.layout.children = [
-            row(*line[k : k + PER_ROW], css_classes=["token-row"])
+            row(*line[k : k + per_row], css_classes=["token-row"])
             for line in self.sliders
-            for k in range(0, len(line), PER_ROW)
+            for k in range(0, len(line), per_row)
         ]
 
     def _slider(self, title: str, value: float, t: int, c: int, width: int) -> Slider:
