@@ -23,9 +23,9 @@ command and the address students should open:
   stays on the connection it was opened on).
 
 ``--return-memory`` starts the server with ``PYTHONMALLOC=malloc``: it then gives
-a class's memory back to the system once the class has left (within 3 % of idle
-instead of ~2 MB a student kept for the next class), at ~30 % more memory per
-session and ~10 % more CPU per move (bench/RESULTS-classroom.md).
+a class's memory back to the system once the class has left (within 3 % of idle,
+where by default it keeps 1–2.5 MB a student for the next class), at ~30 % more
+memory per session and ~10 % more CPU per move (bench/RESULTS-classroom.md).
 
 Nothing is passed through a shell: the argv list goes to ``os.execvp``, so
 Ctrl-C stops the server directly.
