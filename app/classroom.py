@@ -27,7 +27,7 @@ a class's memory back to the system once the class has left (within 3 % of idle,
 where by default it keeps 1–2.5 MB a student for the next class), at ~30 % more
 memory per session and ~10 % more CPU per move (bench/RESULTS-classroom.md).
 
-Nothing is passed through a shell: the argv list goes to ``os.execvp``, so
+Nothing is passed through a shell: the argv list goes to ``os.execvpe``, so
 Ctrl-C stops the server directly.
 """
 

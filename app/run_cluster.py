@@ -67,12 +67,12 @@ def cluster(
     nginx = None
     try:
         backends = []
+        env = server_env(return_memory)
         for bp in backend_ports:
             argv = build_argv(
                 bp, "127.0.0.1", origins, 1, session_lifetime_min=session_lifetime_min, admin=False
             )
             out = open(logs / f"backend-{bp}.log", "w")  # noqa: SIM115
-            env = server_env(return_memory)
             p = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
             out.close()
             procs.append(p)

@@ -76,7 +76,7 @@ def tolerate_early_close() -> None:
 def skip_document_validation() -> None:
     """Do not re-check every model of every new session's document for integrity problems.
 
-    Bokeh walks the whole page (~350 models) on each session to look for mistakes such as columns of
+    Bokeh walks the whole page (~320 models) on each session to look for mistakes such as columns of
     unequal length; that was a sixth of a session's start-up CPU. The page is the same for every
     session, and tests/test_state.py runs the same checks on it.
     """

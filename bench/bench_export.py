@@ -181,28 +181,25 @@ def floor_page(path: Path) -> Path:
     return path
 
 
-def measure_floor(browser, path: Path, moves: int) -> dict:
+def tti_and_moves(browser, url: str, moves: int, timeout_ms: int) -> dict:
+    """Time to interactive of the page at `url`, then the slider → repaint times of `moves` moves."""
     context = browser.new_context(viewport={"width": 1400, "height": 1500})
     page = context.new_page()
     page.add_init_script(TTI_PROBE)
-    page.goto(path.as_uri())
-    page.wait_for_function("() => window.__tti !== undefined", timeout=30000)
+    page.goto(url)
+    page.wait_for_function("() => window.__tti !== undefined", timeout=timeout_ms)
     out = {"tti": page.evaluate("() => window.__tti"), "times": page.evaluate(MOVES_JS, moves)}
     context.close()
     return out
 
 
+def measure_floor(browser, path: Path, moves: int) -> dict:
+    return tti_and_moves(browser, path.as_uri(), moves, 30000)
+
+
 def measure_served(browser, moves: int) -> dict:
     with serve("app/main.py") as base:
-        context = browser.new_context(viewport={"width": 1400, "height": 1500})
-        page = context.new_page()
-        page.add_init_script(TTI_PROBE)
-        page.goto(f"{base}/main")
-        page.wait_for_function("() => window.__tti !== undefined", timeout=90000)
-        tti = page.evaluate("() => window.__tti")
-        times = page.evaluate(MOVES_JS, moves)
-        context.close()
-    return {"tti": tti, "times": times}
+        return tti_and_moves(browser, f"{base}/main", moves, 90000)
 
 
 def pyodide_report(tmp: Path) -> list[str]:

@@ -49,28 +49,26 @@ def test_classroom_argv_has_origins_admin_and_session_flags():
         normalise_origin("evil.example/x; rm -rf /", 5006)
 
 
-def test_classroom_dry_run_prints_command_and_url():
-    out = subprocess.run(
-        [sys.executable, "-m", "app.classroom", "--port", "5399", "--dry-run"],
+def dry_run(*flags: str) -> str:
+    """What `python -m app.classroom FLAGS --dry-run` prints."""
+    return subprocess.run(
+        [sys.executable, "-m", "app.classroom", *flags, "--dry-run"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     ).stdout
+
+
+def test_classroom_dry_run_prints_command_and_url():
+    out = dry_run("--port", "5399")
     assert "panel serve" in out and "--allow-websocket-origin" in out and ":5399/" in out
     assert "PYTHONMALLOC" not in out
 
 
 def test_return_memory_starts_the_server_on_the_c_allocator():
-    out = subprocess.run(
-        [sys.executable, "-m", "app.classroom", "--return-memory", "--dry-run"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    out = dry_run("--return-memory")
     assert "Running: PYTHONMALLOC=malloc " in out
     assert server_env(True)["PYTHONMALLOC"] == "malloc"
     assert server_env(False).get("PYTHONMALLOC") == os.environ.get("PYTHONMALLOC")

@@ -245,7 +245,8 @@ def assert_page_shows(explorer: HeadExplorer) -> None:
     data = view_data(s.head, s.query, s.labels)
     for name, plot in page.plots.items():
         blocks = {b: data["cells"][b] for b in plot.names}
-        same_columns(plot.source.data, side_by_side(blocks, plot.n_cols, plot.GAP))
+        n_cols = int(max(blocks[plot.names[0]]["x"])) + 1
+        same_columns(plot.source.data, side_by_side(blocks, n_cols, plot.GAP))
         for block in plot.names:  # Q, K and V share one colour range
             assert (plot.mapper.low, plot.mapper.high) == tuple(data["limits"][block]), block
         if name in SQUARE:

@@ -113,7 +113,6 @@ class MatrixPlot:
             nan_color="#1a1a1a",
         )
         self.names = list(blocks)
-        self.n_cols = n_cols
         width_cols = self._span(n_cols)
         frame_width = min(max_px * len(blocks) - BORDERS_W, CELL_W * max(width_cols, 2))
         frame_height = min(max_px - BORDERS_H, CELL_H * max(n_rows, 2))
@@ -255,7 +254,6 @@ class MatrixPlot:
         n_rows, n_cols = len(rows), len(cols)
         self.set_limits(limits)
         if reshape:
-            self.n_cols = n_cols
             self.figure.x_range.update(start=-0.5, end=self._span(n_cols) - 0.5)
             self.figure.y_range.update(start=n_rows - 0.5, end=-0.5)
             self.show_numbers(shows_numbers(n_rows, n_cols))
