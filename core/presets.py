@@ -1,14 +1,15 @@
 """Ready-made heads: the chapter's worked example, its two sentences, its
 exercises and each item of its "what breaks" list.
 
-A preset is plain data (tokens, matrices, options, the query to pick and a
-short note), so the command line, the widget, the static export and URLs
-can all name one by its slug.
+A preset is plain data (tokens, matrices, options and the query to pick), so
+the command line, the widget, the static export and URLs can all name one by
+its slug.  What each preset shows, with its numbers, is worked out from its
+head by core/notes.py, so no number here is typed twice.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from core.attention import Head, attend
 
@@ -28,7 +29,6 @@ class Preset:
     tied_qk: bool = False
     normaliser: str = "softmax"
     x_scale: float = 1.0
-    note: str = field(default="", compare=False)
 
     def options(self) -> dict:
         return dict(
@@ -53,8 +53,6 @@ CHAPTER = Preset(
     W_K=((0.5, 0.0), (4.0, 0.0), (0.0, 2.0)),
     W_V=((1.0, 0.0), (0.0, 1.0), (0.5, 0.5)),
     query="it",
-    note="Four tokens, C = 3, d = 2. 'it' is a little noun-like, and W_Q and W_K turn that into a "
-    "strong match with 'cat'.",
 )
 
 
@@ -84,10 +82,6 @@ _SENTENCE_X = (
 _SENTENCE_W_Q = ((2.0, 0.0), (0.0, 2.0), (0.0, 0.0), (1.0, 1.0))
 _SENTENCE_W_K = ((2.0, 0.0), (0.0, 2.0), (1.0, 1.0), (0.0, 0.0))
 _SENTENCE_W_V = ((1.0, 0.0), (0.0, 1.0), (0.5, 0.5), (0.0, 0.0))
-_SENTENCE_NOTE = (
-    "The mask is off: read this as a later layer of a model that sees the whole sentence, where an "
-    "earlier layer has already let 'it' pick up a hint of the adjective."
-)
 
 TIRED = Preset(
     name="tired",
@@ -99,7 +93,6 @@ TIRED = Preset(
     W_V=_SENTENCE_W_V,
     query="it",
     causal=False,
-    note=_SENTENCE_NOTE,
 )
 
 SOFT = replace(
@@ -116,7 +109,6 @@ EXERCISE_1 = replace(
     name="exercise-1",
     title="Exercise 1: 'it' looks like 'sat'",
     X=CHAPTER.X[:3] + ((0.0, 0.0, 1.0),),
-    note="x_it = [0, 0, 1], the same vector as 'sat'. Its query and keys now match 'sat's.",
 )
 
 # Exercise 3: no scaling and X × 4, then the scaling back.
@@ -126,23 +118,20 @@ EXERCISE_3_UNSCALED = replace(
     title="Exercise 3a: X × 4, no scaling",
     scaling=False,
     x_scale=4.0,
-    note="Every score grows 16-fold when X is four times larger; without ÷√d the rows go nearly one-hot.",
 )
 EXERCISE_3_SCALED = replace(
     EXERCISE_3_UNSCALED,
     name="exercise-3-scaled",
     title="Exercise 3b: X × 4, scaling restored",
     scaling=True,
-    note="The same X × 4 with ÷√d back on: softer rows, though at d = 2 the division is only 1.41.",
 )
 
-# The "what breaks" list, each on the chapter's example.
+# The "what breaks" list, each on the chapter's example but "no softmax".
 NO_SCALING = replace(
     CHAPTER,
     name="no-scaling",
     title="Breaks: no scaling",
     scaling=False,
-    note="At d = 2 dropping ÷√d only sharpens the rows a little; the saturation explorer shows d = 128.",
 )
 TIED_QK = replace(
     CHAPTER,
@@ -150,16 +139,19 @@ TIED_QK = replace(
     title="Breaks: tied Q = K",
     tied_qk=True,
     query="cat",
-    note="W_K is replaced by W_Q, so a token's score against itself is its query's squared length: "
-    "'cat' now mostly reads itself.",
 )
+# The chapter's two claims about raw scores need keys that point away from the
+# query (so a weight goes negative) and several alike (so a row's output grows
+# with the number of keys it reads): on the chapter's example every score is
+# positive.  So this one keeps its matrices and "it" but reads "cat", "dog"
+# (a second noun with cat's vector) and "not" (minus a noun's vector).
 NO_SOFTMAX = replace(
     CHAPTER,
     name="no-softmax",
     title="Breaks: no softmax",
+    tokens=("cat", "dog", "not", "it"),
+    X=((0.0, 1.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), CHAPTER.X[3]),
     normaliser="raw",
-    note="Scores used as weights: they need not be positive or sum to 1, and the output can leave "
-    "the values' hull.",
 )
 NO_MASK = replace(
     CHAPTER,
@@ -167,15 +159,12 @@ NO_MASK = replace(
     title="Breaks: no mask",
     causal=False,
     query="The",
-    note="Tokens can read the ones after them: weights appear above the diagonal, and 'The' now "
-    "attends mostly to a later token.",
 )
 TOP_1 = replace(
     CHAPTER,
     name="top-1",
     title="Breaks: top-1 instead of a blend",
     normaliser="top1",
-    note="Each row takes one value whole; a small change to the scores flips the choice with no in-between.",
 )
 
 PRESETS: dict[str, Preset] = {

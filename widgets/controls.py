@@ -14,7 +14,8 @@ import html
 from bokeh.layouts import column, row
 from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGroup, Select, Slider
 
-from core.attention import NORMALISERS
+from core.attention import NORMALISERS, Head
+from core.notes import note, switch_notes
 from core.presets import PRESETS
 from widgets.style import short_label, text_panel
 
@@ -100,24 +101,45 @@ def preset_options() -> list[tuple[str, str]]:
     return [(name, p.title) for name, p in PRESETS.items()] + [(CUSTOM, "(your own edits)")]
 
 
-# One or two sentences per switch on what to look for when it is flipped.
-ABLATION_NOTES = """<details><summary>What each switch shows</summary><ul class="notes">
-<li><b>÷√d off</b>: scores keep their full spread, so rows sharpen; at d = 2 only a little, at d = 128 a lot
-(see "Why ÷√d" below the head).</li>
-<li><b>Mask off</b>: earlier tokens can read later ones; weights appear above the diagonal.</li>
-<li><b>W_K = W_Q</b>: a token's score against itself becomes its query's squared length, so tokens with long
-queries read mostly themselves.</li>
-<li><b>Raw scores</b>: no softmax, so weights can be negative or sum to anything, and the output can leave the
-values' hull.</li>
-<li><b>Top-1</b>: all weight on one key; drag a slider and the output jumps instead of gliding.</li>
-<li><b>Multiply X</b>: every score grows with the square of the factor, so the softmax hardens fast.</li>
-</ul></details>"""
+# What to look for when each switch is flipped, in the chapter example's own numbers (core/notes.py).
+SWITCH_LABELS = {
+    "scaling": "÷√d off",
+    "causal": "Mask off",
+    "tied_qk": "W_K = W_Q",
+    "raw": "Raw scores",
+    "top1": "Top-1",
+    "x_scale": "Multiply X",
+}
 
 
-def preset_note(name: str) -> str:
-    preset = PRESETS.get(name)
+def ablation_notes() -> str:
+    """The "What each switch shows" panel: one item per switch, numbers from the chapter's example."""
+    notes = switch_notes()
+    items = "".join(
+        f"<li><b>{html.escape(label)}</b>: {html.escape(notes[key])}</li>" for key, label in SWITCH_LABELS.items()
+    )
     return (
-        f"<p class='note'>{html.escape(preset.note)}</p>" if preset else "<p class='note'>Your own head.</p>"
+        "<details><summary>What each switch shows</summary>"
+        "<p class='note'>Each flipped alone on the chapter's example, query 'it'.</p>"
+        f"<ul class='notes'>{items}</ul></details>"
+    )
+
+
+ABLATION_NOTES = ablation_notes()
+
+
+def preset_note(name: str, head: Head | None = None, labels=None) -> str:
+    """The note for a preset, as HTML, with the numbers of `head` (the preset as loaded by default).
+
+    The page shows it only while the head is that preset: any edit makes the preset "custom".
+    """
+    preset = PRESETS.get(name)
+    if preset is None:
+        return "<p class='note'>Your own head.</p>"
+    paragraphs = note(name, head if head is not None else preset.head(), labels or preset.tokens)
+    return "".join(
+        f"<p class='note{' foot' if text.startswith('Footnote:') else ''}'>{html.escape(text)}</p>"
+        for text in paragraphs
     )
 
 

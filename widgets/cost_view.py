@@ -6,7 +6,7 @@ Pure functions turn the cost into a readout table and plot columns.
 `CostView` shows them: one log-log Bokeh figure of FLOPs against T (built
 once, sources and ranges rewritten in place), the table, and Panel widgets.
 
-The defaults are the chapter's case (Llama 3 8B at 128,000 tokens: d = 128,
+The defaults are the chapter's case (Llama 3.1 8B at 128,000 tokens: d = 128,
 32 query heads, 2 bytes a number), so its 1.6 × 10¹⁰, ≈ 33 GB and ≈ 1 TB are
 on screen at first load.  A refused change keeps the last good state and
 says why in `message`.
@@ -36,10 +36,11 @@ from core.cost import (
     qk_flops,
     sci,
 )
+from core.notes import gpu_note
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PRESET = "Llama 3 8B (128k)"
+DEFAULT_PRESET = "Llama 3.1 8B (128k)"
 CUSTOM = "custom"
 MAX_T = 1_000_000
 SHAPE = ("T", "d", "heads", "kv_heads", "layers", "C", "element_bytes")
@@ -57,7 +58,7 @@ def check_gpu(value) -> float:
     x = as_finite("GPU memory", value)
     low, high = GPU_MEMORY_GB
     if not low <= x <= high:
-        raise AttentionError(f"GPU memory is {x:g} GB; top GPUs hold {low} to {high} GB")
+        raise AttentionError(f"GPU memory is {x:g} GB; GPUs on sale today hold {low} to {high} GB")
     return x
 
 
@@ -234,12 +235,14 @@ def readout_html(cost: LongContextCost, gpu_gb: float) -> str:
         f"T = {x.T:,} tokens · d = {x.d} · {x.heads} query heads · {x.kv_heads} K/V heads · "
         f"{x.layers} layers · C = {x.C:,}"
     )
-    return f"<div class='cost-readout'><p class='shape'>{e(head)}</p><table>{''.join(body)}</table></div>"
+    foot = f"<p class='foot'>{e(gpu_note(cost))}</p>"
+    return f"<div class='cost-readout'><p class='shape'>{e(head)}</p><table>{''.join(body)}</table>{foot}</div>"
 
 
 READOUT_CSS = """
 .cost-readout { font-size: 15px; }
 .cost-readout .shape { margin: 0 0 6px 0; color: #333; }
+.cost-readout .foot { margin: 8px 0 0 0; color: #555; font-size: 13px; }
 .cost-readout table { border-collapse: collapse; width: 100%; }
 .cost-readout td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; vertical-align: top; }
 .cost-readout td.num { font-weight: bold; white-space: nowrap; }
@@ -464,7 +467,7 @@ class CostView(pn.viewable.Viewer):
             ),
         }
         self.gpu_slider = pn.widgets.IntSlider(
-            label="one GPU's memory (GB)", start=GPU_MEMORY_GB[0], end=GPU_MEMORY_GB[1], step=8,
+            label="one GPU's memory (GB)", start=GPU_MEMORY_GB[0], end=GPU_MEMORY_GB[1], step=1,
             value=int(s.gpu_gb), width=250,
         )  # fmt: skip
         self.readout = pn.pane.HTML(readout_html(s.cost, s.gpu_gb), stylesheets=[READOUT_CSS], width=900)

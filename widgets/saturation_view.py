@@ -25,6 +25,7 @@ from bokeh.plotting import figure
 
 from core.attention import AttentionError
 from core.cost import as_count
+from core.notes import saturation_note
 from core.saturation import (
     DEFAULT_T,
     DEFAULT_WIDTHS,
@@ -185,6 +186,9 @@ def readout_html(p: SaturationPoint) -> str:
         "while the blue ones stay put. That flatness is what the division buys.",
     ]
     foot = f"Averages over {p.trials} random queries, each against {p.T} random keys; seed {p.seed}."
+    chapter = saturation_note(p)
+    if chapter:
+        foot += " " + chapter
     body = "".join(f"<p>{line}</p>" for line in lines)
     return f"<div class='saturation-readout'>{body}<p class='foot'>{e(foot)}</p></div>"
 

@@ -1,0 +1,473 @@
+"""What each preset and each switch shows, in words, with the head's own numbers.
+
+Every note is a pure function of a Head (and the token labels): the numbers
+in it are computed, never typed, so an edit to a preset or to the core that
+makes a sentence false changes the sentence or fails a test
+(tests/test_claims.py, one test per claim).  A preset's note describes the
+preset as loaded: the page shows it only while the head on screen is that
+preset (any edit makes it "your own head"), so the numbers are the ones on
+screen.  The switch notes describe the chapter's example with one switch
+flipped, and say so.
+
+Nothing here imports Panel or Bokeh; the views escape the text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from core.attention import Head, attend
+from core.cost import CHAPTER_GPU_MEMORY_GB, GPU_PARTS_GB, LongContextCost, human_bytes, sci
+from core.presets import CHAPTER
+from core.saturation import SaturationPoint, saturation_point
+from core.trace import fmt, fmt_vector
+
+# The slider step the "top-1" note walks a component of the query token by.
+STEP = 0.05
+# The head width and seed the "Why ÷√d" tab opens on, quoted by the ÷√d note.
+SATURATION_D = 128
+
+
+# --- small helpers -------------------------------------------------------------
+
+
+def variant(head: Head, **options) -> Head:
+    """The same head with some options changed (X as used, so x_scale multiplies again)."""
+    current = dict(
+        scaling=head.scaling, causal=head.causal, tied_qk=head.tied_qk, normaliser=head.normaliser, x_scale=1.0
+    )
+    return attend(head.X, head.W_Q, head.W_K, head.W_V, **{**current, **options})
+
+
+def row(labels, label: str) -> int:
+    return list(labels).index(label)
+
+
+def weight(head: Head, labels, query: str, key: str) -> float:
+    """The weight token `query` puts on token `key`."""
+    return float(head.weights[row(labels, query), row(labels, key)])
+
+
+def top_key(head: Head, i: int) -> int:
+    return int(np.argmax(head.weights[i]))
+
+
+def near_one(head: Head, i: int, j: int) -> str:
+    """Row i's weight on key j when within a hair of 1, as '1 − 5.5 × 10⁻¹²' ('1' when exactly 1).
+
+    The gap is the sum of the other weights, which keeps the digits that 1 − w would lose.
+    """
+    gap = float(np.delete(head.weights[i], j).sum())
+    return "1" if gap <= 0 else f"1 − {sci(gap)}"
+
+
+def norm(v) -> float:
+    return float(np.linalg.norm(v))
+
+
+def query_row(labels, query: str | None, T: int) -> int:
+    return row(labels, query) if query is not None else T - 1
+
+
+# --- facts the notes quote (each tested in tests/test_claims.py) -----------------
+
+
+def self_reading(head: Head) -> list[tuple[int, float, float]]:
+    """(token, |q|, weight on itself) per token, for the tied-Q = K notes."""
+    return [(i, norm(head.Q[i]), float(head.weights[i, i])) for i in range(head.T)]
+
+
+def even_split(head: Head, i: int, tol: float = 1e-9) -> tuple[int, int] | None:
+    """Two keys that row i weights equally and most, if there are two; else None."""
+    w = head.weights[i]
+    order = np.argsort(-w, kind="stable")
+    if w.size >= 2 and abs(w[order[0]] - w[order[1]]) < tol and w[order[0]] > 0:
+        return int(min(order[:2])), int(max(order[:2]))
+    return None
+
+
+def first_flip(head: Head, i: int, step: float = STEP, low: float = -2.0, high: float = 2.0):
+    """The nearest slider position of one of token i's components where its top-1 key changes.
+
+    Walks each component of x_i away from its value in steps of `step` (as a slider moves)
+    and returns (component, value before, value at the flip, new key), the flip closest to the
+    start, or None when no component flips anywhere in low..high.
+    """
+    X = head.X
+    start = top_key(head, i)
+    best = None
+    for c in range(head.C):
+        for direction in (-1, 1):
+            k = 1
+            while True:
+                v = round(float(X[i, c]) + direction * k * step, 10)
+                if not low - 1e-9 <= v <= high + 1e-9:
+                    break
+                moved = X.copy()
+                moved[i, c] = v
+                h = attend(moved, head.W_Q, head.W_K, head.W_V, scaling=head.scaling, causal=head.causal,
+                           tied_qk=head.tied_qk, normaliser=head.normaliser)  # fmt: skip
+                j = top_key(h, i)
+                if j != start:
+                    if best is None or k < best[0]:
+                        best = (k, c, round(v - direction * step, 10), v, j)
+                    break
+                k += 1
+    return None if best is None else best[1:]
+
+
+def rounding_slip(head: Head, i: int, coordinate: int = 0, digits: int = 2):
+    """Row i's blend, coordinate `coordinate`, added up from terms rounded as the chapter prints them.
+
+    Returns (rounded terms, their sum, the exact sum); the sum of rounded terms can differ from
+    the exact sum rounded, which is the chapter's step-6 slip.
+    """
+    terms = head.weights[i] * head.V[:, coordinate]
+    rounded = [round(float(t), digits) for t in terms]
+    return rounded, round(sum(rounded), digits), float(terms.sum())
+
+
+def raw_row_sizes(head: Head) -> list[tuple[int, int, float]]:
+    """(token, keys it reads, |output|) per row: with raw scores as weights the size is not bounded."""
+    visible = (~head.future).sum(axis=1)
+    return [(i, int(visible[i]), norm(head.output[i])) for i in range(head.T)]
+
+
+def outside_values(head: Head, i: int) -> int | None:
+    """A coordinate where row i's output is beyond every value's, if any (so it is outside their hull)."""
+    out = head.output[i]
+    for c in range(head.d):
+        if out[c] > head.V[:, c].max() + 1e-12 or out[c] < head.V[:, c].min() - 1e-12:
+            return c
+    return None
+
+
+def later_reader(head: Head) -> int | None:
+    """The first token whose largest weight is on a token after it (only possible with the mask off)."""
+    for i in range(head.T):
+        if top_key(head, i) > i:
+            return i
+    return None
+
+
+# --- preset notes ---------------------------------------------------------------
+
+
+def _chapter(head: Head, labels) -> list[str]:
+    it, cat = row(labels, "it"), row(labels, "cat")
+    i = it
+    rounded, rounded_sum, exact = rounding_slip(head, i)
+    text = [
+        f"Four tokens, C = {head.C}, d = {head.d}. 'it' is a little noun-like (x_it[1] = {fmt(head.X[it, 1])}): "
+        f"W_Q doubles that into q_it[0] = {fmt(head.Q[it, 0])}, and W_K turns cat's noun-ness into "
+        f"k_cat[0] = {fmt(head.K[cat, 0])}. So 'it' scores 'cat' {fmt(head.scores[it, cat])}, its largest "
+        f"score, and puts {fmt(head.weights[it, cat])} of its attention there."
+    ]
+    if rounded_sum != round(exact, 2):
+        terms = " + ".join(fmt(t) if t else "0" for t in rounded)
+        text.append(
+            f"Footnote: the chapter's step 6 adds the rounded terms {terms}, which make {fmt(rounded_sum)}, "
+            f"and prints {fmt(exact)}; that is right, since the unrounded terms add to {fmt(exact, 4)}."
+        )
+    return text
+
+
+def _sentence(referent: str, other: str, adjective: str):
+    def describe(head: Head, labels) -> list[str]:
+        it = row(labels, "it")
+        masked = variant(head, causal=not head.causal)
+        on, off = (masked, head) if masked.causal else (head, masked)
+        later = [labels[j] for j in range(it + 1, head.T)]
+        return [
+            f"'it' puts {fmt(weight(head, labels, 'it', referent))} of its attention on '{referent}' and "
+            f"{fmt(weight(head, labels, 'it', other))} on '{other}'.",
+            f"In the chapter both sentences give 'it' the same vector. Here x_it already carries a trace of "
+            f"'{adjective}' (x_it = {fmt_vector(head.X[it], 1)}), as if an earlier layer of a model that reads "
+            f"the whole sentence had put it there; the mask is off to match that story. The trace does the "
+            f"work, not the mask: with the mask on, 'it' loses {' and '.join(repr(t) for t in later)} and puts "
+            f"{fmt(on.weights[it, row(labels, referent)])} on '{referent}' "
+            f"({fmt(off.weights[it, row(labels, referent)])} with it off).",
+        ]
+
+    return describe
+
+
+def _exercise_1(head: Head, labels) -> list[str]:
+    it, sat = row(labels, "it"), row(labels, "sat")
+    split = even_split(head, it)
+    others = [j for j in range(head.T) if split is None or j not in split]
+    return [
+        f"x_it = {fmt_vector(head.X[it], 0)}, the same vector as 'sat', so q_it = q_sat = {fmt_vector(head.Q[it])} "
+        f"and k_it = k_sat = {fmt_vector(head.K[it])}. 'it' scores 'sat' and itself alike "
+        f"({fmt(head.scores[it, sat])} each) and splits its attention evenly between them, "
+        f"{fmt(head.weights[it, sat])} and {fmt(head.weights[it, it])}; "
+        + ", ".join(f"'{labels[j]}' gets {fmt(head.weights[it, j])}" for j in others)
+        + ". The weights come from W_Q and W_K alone; W_V only decides what they blend, "
+        f"here {fmt_vector(head.output[it])}."
+    ]
+
+
+def _exercise_3_unscaled(head: Head, labels) -> list[str]:
+    it, cat = row(labels, "it"), row(labels, "cat")
+    base = variant(head, x_scale=1.0 / head.x_scale)
+    growth = head.scores[it, cat] / base.scores[it, cat]
+    return [
+        f"X × {fmt(head.x_scale, 0)} goes into both queries and keys, so every score is {fmt(growth, 0)} times "
+        f"the chapter's ('it' on 'cat': {fmt(head.scores[it, cat])} instead of {fmt(base.scores[it, cat])}). "
+        f"Without ÷√d the rows are one-hot to the eye: 'it' puts {near_one(head, it, cat)} on 'cat'."
+    ]
+
+
+def _exercise_3_scaled(head: Head, labels) -> list[str]:
+    it, cat = row(labels, "it"), row(labels, "cat")
+    unscaled = variant(head, scaling=False)
+    growth = head.scores[it, cat] / variant(head, x_scale=1.0 / head.x_scale).scores[it, cat]
+    return [
+        f"The same X × {fmt(head.x_scale, 0)} with ÷√d back on. The scores grew {fmt(growth, 0)}-fold and "
+        f"÷√{head.d} takes back only {fmt(math.sqrt(head.d))} of that, so the rows still look one-hot: 'it' "
+        f"puts {near_one(head, it, cat)} on 'cat' ({near_one(unscaled, it, cat)} without the "
+        f"division). Dividing by √d cannot undo scores that grew because X did; what it is for, spreads that "
+        f"grow with d, shows at d = {SATURATION_D} in the 'Why divide by √d?' tab."
+    ]
+
+
+def _no_scaling(head: Head, labels) -> list[str]:
+    it, cat = row(labels, "it"), row(labels, "cat")
+    scaled = variant(head, scaling=True)
+    return [
+        f"Without ÷√d 'it' keeps its raw scores {fmt_vector(head.scores[it])}, and its weight on 'cat' "
+        f"rises from {fmt(scaled.weights[it, cat])} to {fmt(head.weights[it, cat])}: at d = {head.d} the "
+        f"division is only by {fmt(math.sqrt(head.d))}, so dropping it sharpens the rows a little. At "
+        f"d = {SATURATION_D} it divides by {fmt(math.sqrt(SATURATION_D), 1)} (the 'Why divide by √d?' tab)."
+    ]
+
+
+def tied_lines(head: Head, labels) -> list[str]:
+    """What tying W_K to W_Q does to every row, in the head's numbers."""
+    reading = self_reading(head)
+    longest = max(reading, key=lambda r: r[1])
+    lines = [
+        f"'{labels[longest[0]]}' has the longest query (|q| = {fmt(longest[1])}) and keeps "
+        f"{fmt(longest[2])} on itself"
+    ]
+    for i in range(head.T):
+        split = even_split(head, i)
+        if split is not None and i in split and head.T > 1:
+            j = split[0] if split[1] == i else split[1]
+            if np.allclose(head.Q[i], head.Q[j]):
+                lines.append(
+                    f"'{labels[i]}' has the same query as '{labels[j]}', {fmt_vector(head.Q[i])}, so now the "
+                    f"same key too, and splits evenly between them ({fmt(head.weights[i, i])} each)"
+                )
+    for i in range(head.T):
+        j = top_key(head, i)
+        if j != i and norm(head.K[j]) > norm(head.Q[i]) and even_split(head, i) is None:
+            lines.append(
+                f"'{labels[i]}' (|q| = {fmt(norm(head.Q[i]))}) still reads '{labels[j]}' most, "
+                f"{fmt(head.weights[i, j])}, because that key is longer than its own"
+            )
+    return lines
+
+
+def _tied_qk(head: Head, labels) -> list[str]:
+    untied = CHAPTER.head()
+    cat = row(labels, "cat")
+    return [
+        "W_K is replaced by W_Q, so each key is its token's query and a token's score against itself is "
+        "its query's squared length, the most that any key no longer than that query can give (q·k ≤ |q||k|). "
+        + "; ".join(tied_lines(head, labels))
+        + ".",
+        f"Tying is not why 'cat' reads itself: untied, in the chapter's example, it already put "
+        f"{fmt(untied.weights[cat, cat], 3)} there ({fmt(head.weights[cat, cat], 3)} tied).",
+    ]
+
+
+def _no_softmax(head: Head, labels) -> list[str]:
+    i = row(labels, "it")
+    w = head.weights[i]
+    negative = [j for j in range(head.T) if w[j] < 0]
+    sizes = raw_row_sizes(head)
+    growing = sizes[:1]
+    for r in sizes[1:]:
+        if r[2] <= growing[-1][2]:
+            break
+        growing.append(r)
+    soft = variant(head, normaliser="softmax")
+    return [
+        f"Scores used as weights: 'it' weights {fmt_vector(w)}, summing to {fmt(w.sum())}"
+        + (
+            ", with a negative weight on " + " and ".join(f"'{labels[j]}' ({fmt(w[j])})" for j in negative)
+            if negative
+            else ""
+        )
+        + ". 'dog' has the vector of 'cat', and 'not' minus it.",
+        "With the mask each row reads one key more than the row above, and here the output grows with them: "
+        + ", ".join(f"'{labels[k]}' {fmt(size)} ({n} key{'s' if n > 1 else ''})" for k, n, size in growing)
+        + ". The softmax keeps these rows averages of the values: "
+        + ", ".join(fmt(norm(soft.output[k])) for k, _, _ in growing)
+        + ".",
+    ]
+
+
+def _no_mask(head: Head, labels) -> list[str]:
+    the = row(labels, "The")
+    j = top_key(head, the)
+    masked = variant(head, causal=True)
+    return [
+        f"Tokens can read the ones after them: weights appear above the diagonal, and 'The' now puts "
+        f"{fmt(head.weights[the, j])} on '{labels[j]}', a later token (with the mask it can only read itself, "
+        f"{fmt(masked.weights[the, the])})."
+    ]
+
+
+def top1_lines(head: Head, labels, i: int) -> list[str]:
+    j = top_key(head, i)
+    me = labels[i]
+    lines = [f"'{me}' takes the value of '{labels[j]}' whole: output {fmt_vector(head.output[i])}"]
+    flip = first_flip(head, i)
+    if flip is not None:
+        c, before, at, k = flip
+        lines.append(
+            f"drag {me}[{c}] from {fmt(head.X[i, c])} to {fmt(before)} and it stays there; one step more, "
+            f"at {fmt(at)}, it jumps to the value of '{labels[k]}', {fmt_vector(head.V[k])}, with nothing in between"
+        )
+    return lines
+
+
+def _top_1(head: Head, labels) -> list[str]:
+    it = row(labels, "it")
+    soft = variant(head, normaliser="softmax")
+    return [
+        "Each row puts all its weight on its largest score. "
+        + "; ".join(top1_lines(head, labels, it))
+        + f". The softmax's blend was {fmt_vector(soft.output[it])}."
+    ]
+
+
+PRESET_NOTES: dict[str, Callable[[Head, tuple], list[str]]] = {
+    "chapter": _chapter,
+    "tired": _sentence("cat", "mat", "tired"),
+    "soft": _sentence("mat", "cat", "soft"),
+    "exercise-1": _exercise_1,
+    "exercise-3-unscaled": _exercise_3_unscaled,
+    "exercise-3-scaled": _exercise_3_scaled,
+    "no-scaling": _no_scaling,
+    "tied-qk": _tied_qk,
+    "no-softmax": _no_softmax,
+    "no-mask": _no_mask,
+    "top-1": _top_1,
+}
+
+
+def note(name: str, head: Head, labels) -> list[str]:
+    """The note for preset `name`, as paragraphs, with the numbers of `head` (that preset as loaded).
+
+    A paragraph starting "Footnote:" marks a slip in the chapter's own arithmetic.
+    An unknown name gets no note ([]).
+    """
+    describe = PRESET_NOTES.get(name)
+    return describe(head, tuple(str(x) for x in labels)) if describe else []
+
+
+# --- "What each switch shows": the chapter's example with one switch flipped --------
+
+
+def switch_notes(head: Head | None = None, labels=None, query: str | None = None) -> dict[str, str]:
+    """One sentence or two per switch, quoting what flipping it does to `head` (the chapter's by default).
+
+    Keys: scaling, causal, tied_qk, raw, top1, x_scale.
+    """
+    if head is None:
+        head, labels, query = CHAPTER.head(), CHAPTER.tokens, CHAPTER.query
+    labels = tuple(str(x) for x in labels)
+    i = query_row(labels, query, head.T)
+    me = labels[i]
+    j = top_key(head, i)
+    top = labels[j]
+    notes = {}
+
+    flipped = variant(head, scaling=not head.scaling)
+    on, off = (head, flipped) if head.scaling else (flipped, head)
+    sat = saturation_point(SATURATION_D)
+    notes["scaling"] = (
+        f"scores keep their full spread, so rows sharpen: at d = {head.d} only a little ('{me}' on '{top}' "
+        f"{fmt(on.weights[i, j])} → {fmt(off.weights[i, j])}); at d = {SATURATION_D} a lot (the 'Why divide by "
+        f"√d?' tab: the largest of {sat.T} weights averages {fmt(sat.max_weight_raw)} without the division, "
+        f"{fmt(sat.max_weight_scaled)} with it)."
+    )
+
+    unmasked = variant(head, causal=False)
+    k = later_reader(unmasked)
+    notes["causal"] = "earlier tokens can read later ones; weights appear above the diagonal" + (
+        f" ('{labels[k]}' puts {fmt(unmasked.weights[k, top_key(unmasked, k)])} on the later "
+        f"'{labels[top_key(unmasked, k)]}')."
+        if k is not None
+        else "."
+    )
+
+    tied = variant(head, tied_qk=True)
+    notes["tied_qk"] = (
+        "each key becomes its token's query, so a token's score against itself is its query's squared length, "
+        "the most any key no longer than that query can give: " + "; ".join(tied_lines(tied, labels)) + "."
+    )
+
+    raw = variant(head, normaliser="raw")
+    w = raw.weights[i]
+    c = outside_values(raw, i)
+    negative = bool((raw.weights < 0).any())
+    notes["raw"] = (
+        f"no softmax, so the weights are the scores themselves: '{me}' weights {fmt_vector(w)}, summing to "
+        f"{fmt(w.sum())}"
+        + (
+            f", and its output {fmt_vector(raw.output[i])} leaves the values' hull "
+            f"(coordinate {c} is beyond every value's)"
+            if c is not None
+            else ""
+        )
+        + (
+            ". Here no score is negative; the 'Breaks: no softmax' preset shows negative weights and outputs "
+            "that grow with the keys read."
+            if not negative
+            else "."
+        )
+    )
+
+    hard = variant(head, normaliser="top1")
+    notes["top1"] = "all weight on one key: " + "; ".join(top1_lines(hard, labels, i)) + "."
+
+    doubled = variant(head, x_scale=2.0)
+    notes["x_scale"] = (
+        f"every score grows with the square of the factor: × 2 makes each score "
+        f"{fmt(doubled.scores[i, j] / head.scores[i, j], 0)} times larger, and '{me}' on '{top}' goes from "
+        f"{fmt(head.weights[i, j])} to {fmt(doubled.weights[i, j])}."
+    )
+    return notes
+
+
+# --- the explorer tabs ---------------------------------------------------------------
+
+
+def gpu_note(cost: LongContextCost) -> str:
+    """One layer's score matrices against today's GPU sizes, beside the chapter's 80–192 GB."""
+    layer = cost.score_bytes_per_layer
+    low, high = CHAPTER_GPU_MEMORY_GB
+    ratios = ", ".join(f"{layer / (gb * 1e9):.2g}× a {gb} GB one" for gb in GPU_PARTS_GB)
+    return (
+        f"The chapter says a top GPU holds {low}–{high} GB; parts sold today hold "
+        f"{GPU_PARTS_GB[0]} to {GPU_PARTS_GB[-1]} GB ({', '.join(str(g) for g in GPU_PARTS_GB)} GB among them). "
+        f"One layer's score matrices here, ≈ {human_bytes(layer)}, are {ratios}."
+    )
+
+
+def saturation_note(point: SaturationPoint) -> str:
+    """At d = 128, the chapter's "one-hot" against what the tab measures ("" at other widths)."""
+    if point.d != SATURATION_D:
+        return ""
+    return (
+        f"The chapter calls the softmax of unscaled scores at d = 128 one-hot; here, at d = {point.d} over "
+        f"{point.T} keys, its largest weight averages {fmt(point.max_weight_raw)}: "
+        + ("nearly all of it on one key." if point.max_weight_raw >= 0.75 else "not one-hot yet.")
+    )
