@@ -132,9 +132,10 @@ class CostInputs:
 # Llama 3 figures.  d, the head counts and the context lengths are the ones in
 # the chapter's table; layers and C (model width) are the public model-card
 # figures.  The 128k window came with Llama 3.1 (the 8B model's shape is
-# unchanged), so that preset is named Llama 3.1 8B.  The chapter rounds the contexts to 8,000 and 128,000 tokens (the
-# released windows are 8,192 and 131,072), and so do these presets, so that
-# they reproduce its arithmetic exactly.
+# unchanged), so that preset is named Llama 3.1 8B.  The chapter rounds the
+# contexts to 8,000 and 128,000 tokens (the released windows are 8,192 and
+# 131,072), and so do these presets, so that they reproduce its arithmetic
+# exactly.
 PRESETS: dict[str, CostInputs] = {
     "Llama 3 8B (8k)": CostInputs(T=8_000, d=128, heads=32, kv_heads=8, layers=32, C=4096),
     "Llama 3.1 8B (128k)": CostInputs(T=128_000, d=128, heads=32, kv_heads=8, layers=32, C=4096),

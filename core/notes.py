@@ -37,7 +37,11 @@ SATURATION_D = 128
 def variant(head: Head, **options) -> Head:
     """The same head with some options changed (X as used, so x_scale multiplies again)."""
     current = dict(
-        scaling=head.scaling, causal=head.causal, tied_qk=head.tied_qk, normaliser=head.normaliser, x_scale=1.0
+        scaling=head.scaling,
+        causal=head.causal,
+        tied_qk=head.tied_qk,
+        normaliser=head.normaliser,
+        x_scale=1.0,
     )
     return attend(head.X, head.W_Q, head.W_K, head.W_V, **{**current, **options})
 
@@ -161,8 +165,9 @@ def _chapter(head: Head, labels) -> list[str]:
     i = it
     rounded, rounded_sum, exact = rounding_slip(head, i)
     text = [
-        f"Four tokens, C = {head.C}, d = {head.d}. 'it' is a little noun-like (x_it[1] = {fmt(head.X[it, 1])}): "
-        f"W_Q doubles that into q_it[0] = {fmt(head.Q[it, 0])}, and W_K turns cat's noun-ness into "
+        f"Four tokens, C = {head.C}, d = {head.d}. 'it' is a little noun-like "
+        f"(x_it[1] = {fmt(head.X[it, 1])}): W_Q doubles that into q_it[0] = {fmt(head.Q[it, 0])}, "
+        f"and W_K turns cat's noun-ness into "
         f"k_cat[0] = {fmt(head.K[cat, 0])}. So 'it' scores 'cat' {fmt(head.scores[it, cat])}, its largest "
         f"score, and puts {fmt(head.weights[it, cat])} of its attention there."
     ]
@@ -185,9 +190,11 @@ def _sentence(referent: str, other: str, adjective: str):
             f"'it' puts {fmt(weight(head, labels, 'it', referent))} of its attention on '{referent}' and "
             f"{fmt(weight(head, labels, 'it', other))} on '{other}'.",
             f"In the chapter both sentences give 'it' the same vector. Here x_it already carries a trace of "
-            f"'{adjective}' (x_it = {fmt_vector(head.X[it], 1)}), as if an earlier layer of a model that reads "
-            f"the whole sentence had put it there; the mask is off to match that story. The trace does the "
-            f"work, not the mask: with the mask on, 'it' loses {' and '.join(repr(t) for t in later)} and puts "
+            f"'{adjective}' (x_it = {fmt_vector(head.X[it], 1)}), as if an earlier layer of a model that "
+            f"reads the whole sentence had put it there; the mask is off to match that story. "
+            f"The trace does the "
+            f"work, not the mask: with the mask on, 'it' loses "
+            f"{' and '.join(repr(t) for t in later)} and puts "
             f"{fmt(on.weights[it, row(labels, referent)])} on '{referent}' "
             f"({fmt(off.weights[it, row(labels, referent)])} with it off).",
         ]
@@ -200,8 +207,9 @@ def _exercise_1(head: Head, labels) -> list[str]:
     split = even_split(head, it)
     others = [j for j in range(head.T) if split is None or j not in split]
     return [
-        f"x_it = {fmt_vector(head.X[it], 0)}, the same vector as 'sat', so q_it = q_sat = {fmt_vector(head.Q[it])} "
-        f"and k_it = k_sat = {fmt_vector(head.K[it])}. 'it' scores 'sat' and itself alike "
+        f"x_it = {fmt_vector(head.X[it], 0)}, the same vector as 'sat', so "
+        f"q_it = q_sat = {fmt_vector(head.Q[it])} and k_it = k_sat = {fmt_vector(head.K[it])}. "
+        f"'it' scores 'sat' and itself alike "
         f"({fmt(head.scores[it, sat])} each) and splits its attention evenly between them, "
         f"{fmt(head.weights[it, sat])} and {fmt(head.weights[it, it])}; "
         + ", ".join(f"'{labels[j]}' gets {fmt(head.weights[it, j])}" for j in others)
@@ -215,8 +223,9 @@ def _exercise_3_unscaled(head: Head, labels) -> list[str]:
     base = variant(head, x_scale=1.0 / head.x_scale)
     growth = head.scores[it, cat] / base.scores[it, cat]
     return [
-        f"X × {fmt(head.x_scale, 0)} goes into both queries and keys, so every score is {fmt(growth, 0)} times "
-        f"the chapter's ('it' on 'cat': {fmt(head.scores[it, cat])} instead of {fmt(base.scores[it, cat])}). "
+        f"X × {fmt(head.x_scale, 0)} goes into both queries and keys, so every score is "
+        f"{fmt(growth, 0)} times the chapter's ('it' on 'cat': "
+        f"{fmt(head.scores[it, cat])} instead of {fmt(base.scores[it, cat])}). "
         f"Without ÷√d the rows are one-hot to the eye: 'it' puts {near_one(head, it, cat)} on 'cat'."
     ]
 
@@ -277,9 +286,8 @@ def _tied_qk(head: Head, labels) -> list[str]:
     cat = row(labels, "cat")
     return [
         "W_K is replaced by W_Q, so each key is its token's query and a token's score against itself is "
-        "its query's squared length, the most that any key no longer than that query can give (q·k ≤ |q||k|). "
-        + "; ".join(tied_lines(head, labels))
-        + ".",
+        "its query's squared length, the most that any key no longer than that query can give "
+        "(q·k ≤ |q||k|). " + "; ".join(tied_lines(head, labels)) + ".",
         f"Tying is not why 'cat' reads itself: untied, in the chapter's example, it already put "
         f"{fmt(untied.weights[cat, cat], 3)} there ({fmt(head.weights[cat, cat], 3)} tied).",
     ]
@@ -318,8 +326,8 @@ def _no_mask(head: Head, labels) -> list[str]:
     masked = variant(head, causal=True)
     return [
         f"Tokens can read the ones after them: weights appear above the diagonal, and 'The' now puts "
-        f"{fmt(head.weights[the, j])} on '{labels[j]}', a later token (with the mask it can only read itself, "
-        f"{fmt(masked.weights[the, the])})."
+        f"{fmt(head.weights[the, j])} on '{labels[j]}', a later token "
+        f"(with the mask it can only read itself, {fmt(masked.weights[the, the])})."
     ]
 
 
@@ -332,7 +340,8 @@ def top1_lines(head: Head, labels, i: int) -> list[str]:
         c, before, at, k = flip
         lines.append(
             f"drag {me}[{c}] from {fmt(head.X[i, c])} to {fmt(before)} and it stays there; one step more, "
-            f"at {fmt(at)}, it jumps to the value of '{labels[k]}', {fmt_vector(head.V[k])}, with nothing in between"
+            f"at {fmt(at)}, it jumps to the value of '{labels[k]}', {fmt_vector(head.V[k])}, "
+            "with nothing in between"
         )
     return lines
 
@@ -394,8 +403,9 @@ def switch_notes(head: Head | None = None, labels=None, query: str | None = None
     sat = saturation_point(SATURATION_D)
     notes["scaling"] = (
         f"scores keep their full spread, so rows sharpen: at d = {head.d} only a little ('{me}' on '{top}' "
-        f"{fmt(on.weights[i, j])} → {fmt(off.weights[i, j])}); at d = {SATURATION_D} a lot (the 'Why divide by "
-        f"√d?' tab: the largest of {sat.T} weights averages {fmt(sat.max_weight_raw)} without the division, "
+        f"{fmt(on.weights[i, j])} → {fmt(off.weights[i, j])}); at d = {SATURATION_D} a lot "
+        f"(the 'Why divide by √d?' tab: the largest of {sat.T} weights averages "
+        f"{fmt(sat.max_weight_raw)} without the division, "
         f"{fmt(sat.max_weight_scaled)} with it)."
     )
 
@@ -410,8 +420,10 @@ def switch_notes(head: Head | None = None, labels=None, query: str | None = None
 
     tied = variant(head, tied_qk=True)
     notes["tied_qk"] = (
-        "each key becomes its token's query, so a token's score against itself is its query's squared length, "
-        "the most any key no longer than that query can give: " + "; ".join(tied_lines(tied, labels)) + "."
+        "each key becomes its token's query, so a token's score against itself is its query's squared "
+        "length, the most any key no longer than that query can give: "
+        + "; ".join(tied_lines(tied, labels))
+        + "."
     )
 
     raw = variant(head, normaliser="raw")
@@ -457,7 +469,8 @@ def gpu_note(cost: LongContextCost) -> str:
     ratios = ", ".join(f"{layer / (gb * 1e9):.2g}× a {gb} GB one" for gb in GPU_PARTS_GB)
     return (
         f"The chapter says a top GPU holds {low}–{high} GB; parts sold today hold "
-        f"{GPU_PARTS_GB[0]} to {GPU_PARTS_GB[-1]} GB ({', '.join(str(g) for g in GPU_PARTS_GB)} GB among them). "
+        f"{GPU_PARTS_GB[0]} to {GPU_PARTS_GB[-1]} GB "
+        f"({', '.join(str(g) for g in GPU_PARTS_GB)} GB among them). "
         f"One layer's score matrices here, ≈ {human_bytes(layer)}, are {ratios}."
     )
 

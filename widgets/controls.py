@@ -116,7 +116,8 @@ def ablation_notes() -> str:
     """The "What each switch shows" panel: one item per switch, numbers from the chapter's example."""
     notes = switch_notes()
     items = "".join(
-        f"<li><b>{html.escape(label)}</b>: {html.escape(notes[key])}</li>" for key, label in SWITCH_LABELS.items()
+        f"<li><b>{html.escape(label)}</b>: {html.escape(notes[key])}</li>"
+        for key, label in SWITCH_LABELS.items()
     )
     return (
         "<details><summary>What each switch shows</summary>"

@@ -236,7 +236,8 @@ def readout_html(cost: LongContextCost, gpu_gb: float) -> str:
         f"{x.layers} layers · C = {x.C:,}"
     )
     foot = f"<p class='foot'>{e(gpu_note(cost))}</p>"
-    return f"<div class='cost-readout'><p class='shape'>{e(head)}</p><table>{''.join(body)}</table>{foot}</div>"
+    table = f"<table>{''.join(body)}</table>"
+    return f"<div class='cost-readout'><p class='shape'>{e(head)}</p>{table}{foot}</div>"
 
 
 READOUT_CSS = """
