@@ -239,7 +239,7 @@ def _exercise_3_scaled(head: Head, labels) -> list[str]:
         f"÷√{head.d} takes back only {fmt(math.sqrt(head.d))} of that, so the rows still look one-hot: 'it' "
         f"puts {near_one(head, it, cat)} on 'cat' ({near_one(unscaled, it, cat)} without the "
         f"division). Dividing by √d cannot undo scores that grew because X did; what it is for, spreads that "
-        f"grow with d, shows at d = {SATURATION_D} in the 'Why divide by √d?' tab."
+        f"grow with d, shows at d = {SATURATION_D} in the 'Why ÷√d' tab."
     ]
 
 
@@ -250,7 +250,7 @@ def _no_scaling(head: Head, labels) -> list[str]:
         f"Without ÷√d 'it' keeps its raw scores {fmt_vector(head.scores[it])}, and its weight on 'cat' "
         f"rises from {fmt(scaled.weights[it, cat])} to {fmt(head.weights[it, cat])}: at d = {head.d} the "
         f"division is only by {fmt(math.sqrt(head.d))}, so dropping it sharpens the rows a little. At "
-        f"d = {SATURATION_D} it divides by {fmt(math.sqrt(SATURATION_D), 1)} (the 'Why divide by √d?' tab)."
+        f"d = {SATURATION_D} it divides by {fmt(math.sqrt(SATURATION_D), 1)} (the 'Why ÷√d' tab)."
     ]
 
 
@@ -404,7 +404,7 @@ def switch_notes(head: Head | None = None, labels=None, query: str | None = None
     notes["scaling"] = (
         f"scores keep their full spread, so rows sharpen: at d = {head.d} only a little ('{me}' on '{top}' "
         f"{fmt(on.weights[i, j])} → {fmt(off.weights[i, j])}); at d = {SATURATION_D} a lot "
-        f"(the 'Why divide by √d?' tab: the largest of {sat.T} weights averages "
+        f"(the 'Why ÷√d' tab: the largest of {sat.T} weights averages "
         f"{fmt(sat.max_weight_raw)} without the division, "
         f"{fmt(sat.max_weight_scaled)} with it)."
     )

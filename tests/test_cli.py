@@ -159,7 +159,7 @@ def test_normaliser_says_so_in_the_title(normaliser, title):
 
 def test_preset_options_apply_and_flags_override():
     assert ok("--preset", "no-softmax").splitlines()[0] == "weights (raw scores per row) ="
-    assert ok("--preset", "no-softmax", "--normaliser", "softmax") == CHAPTER_BLOCK
+    assert ok("--preset", "top-1", "--normaliser", "softmax") == CHAPTER_BLOCK
 
 
 @pytest.mark.parametrize("preset, referent", [("tired", "cat"), ("soft", "mat")])
