@@ -29,6 +29,8 @@ from core.trace import fmt, fmt_vector
 STEP = 0.05
 # The head width and seed the "Why ÷√d" tab opens on, quoted by the ÷√d note.
 SATURATION_D = 128
+# The chapter's long-context case: 128,000 tokens, 32 heads, 2 bytes a score.
+CHAPTER_CONTEXT = 128_000
 
 
 # --- small helpers -------------------------------------------------------------
@@ -284,13 +286,23 @@ def tied_lines(head: Head, labels) -> list[str]:
 def _tied_qk(head: Head, labels) -> list[str]:
     untied = CHAPTER.head()
     cat = row(labels, "cat")
-    return [
+    text = [
         "W_K is replaced by W_Q, so each key is its token's query and a token's score against itself is "
         "its query's squared length, the most that any key no longer than that query can give "
         "(q·k ≤ |q||k|). " + "; ".join(tied_lines(head, labels)) + ".",
         f"Tying is not why 'cat' reads itself: untied, in the chapter's example, it already put "
         f"{fmt(untied.weights[cat, cat], 3)} there ({fmt(head.weights[cat, cat], 3)} tied).",
     ]
+    elsewhere = [i for i in range(head.T) if head.weights[i].max() > head.weights[i, i] + 1e-9]
+    if elsewhere:
+        text.append(
+            "Footnote: the chapter says that with tied matrices every token attends mostly to itself; that "
+            "holds for a token whose query is at least as long as the keys it sees. Here "
+            + " and ".join(f"'{labels[i]}'" for i in elsewhere)
+            + (" reads" if len(elsewhere) == 1 else " read")
+            + " another token most."
+        )
+    return text
 
 
 def _no_softmax(head: Head, labels) -> list[str]:
@@ -466,12 +478,17 @@ def gpu_note(cost: LongContextCost) -> str:
     """One layer's score matrices against today's GPU sizes, beside the chapter's 80–192 GB."""
     layer = cost.score_bytes_per_layer
     low, high = CHAPTER_GPU_MEMORY_GB
-    ratios = ", ".join(f"{layer / (gb * 1e9):.2g}× a {gb} GB one" for gb in GPU_PARTS_GB)
+    ratios = ", ".join(f"{layer / (gb * 1e9):.2g}× {gb} GB" for gb in GPU_PARTS_GB)
     return (
         f"The chapter says a top GPU holds {low}–{high} GB; parts sold today hold "
         f"{GPU_PARTS_GB[0]} to {GPU_PARTS_GB[-1]} GB "
         f"({', '.join(str(g) for g in GPU_PARTS_GB)} GB among them). "
         f"One layer's score matrices here, ≈ {human_bytes(layer)}, are {ratios}."
+        + (
+            f" The chapter's 'by a factor of ten per layer' is the {GPU_PARTS_GB[0]} GB case."
+            if cost.inputs.T == CHAPTER_CONTEXT and cost.inputs.heads == 32 and cost.inputs.element_bytes == 2
+            else ""
+        )
     )
 
 
