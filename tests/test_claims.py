@@ -1,0 +1,484 @@
+"""Every claim the tool teaches, computed: one test per claim, named after the note that makes it.
+
+The notes (core/notes.py) insert their numbers from the head, so a test here checks two things:
+that the fact holds for the preset's head, and that the sentence still says it.  If an edit to a
+preset, to the core or to a sentence makes the claim false, the test named after it fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import notes
+from core.attention import attend
+from core.cost import (
+    CHAPTER_GPU_MEMORY_GB,
+    GPU_PARTS_GB,
+    decode_flops,
+    human_bytes,
+    long_context_cost,
+    qk_flops,
+    sci,
+    score_entries,
+)
+from core.cost import (
+    PRESETS as COST_PRESETS,
+)
+from core.presets import CHAPTER, PRESETS
+from core.saturation import DEFAULT_WIDTHS, saturation_point
+from core.trace import trace
+from widgets.controls import SWITCH_LABELS, preset_note
+from widgets.viewdata import convex_hull
+
+
+def loaded(name):
+    """(head, labels, the note's text) for a preset as loaded."""
+    p = PRESETS[name]
+    head = p.head()
+    return head, p.tokens, " ".join(notes.note(name, head, p.tokens))
+
+
+def w(head, labels, query, key):
+    return notes.weight(head, labels, query, key)
+
+
+def ix(labels, label):
+    return list(labels).index(label)
+
+
+def said(text, *parts):
+    for part in parts:
+        assert part in text, f"{part!r} is not in the note: {text}"
+
+
+# --- the chapter's example ------------------------------------------------------
+
+
+def test_chapter_it_is_a_little_noun_like_and_w_q_w_k_amplify_it():
+    head, labels, text = loaded("chapter")
+    it, cat = ix(labels, "it"), ix(labels, "cat")
+    assert head.X[it, 1] == 0.3
+    assert head.Q[it, 0] == pytest.approx(2 * head.X[it, 1])  # "W_Q doubles that"
+    assert head.K[cat, 0] == 4.0
+    said(text, "x_it[1] = 0.30", "q_it[0] = 0.60", "k_cat[0] = 4.00")
+
+
+def test_chapter_cat_is_its_largest_score_and_gets_0_56():
+    head, labels, text = loaded("chapter")
+    it = ix(labels, "it")
+    assert labels[int(np.argmax(head.scores[it]))] == "cat"
+    assert round(w(head, labels, "it", "cat"), 2) == 0.56
+    said(text, "scores 'cat' 2.40, its largest score", "puts 0.56")
+
+
+def test_chapter_footnote_step_6_rounded_terms_add_to_0_24_not_the_printed_0_23():
+    head, labels, text = loaded("chapter")
+    rounded, rounded_sum, exact = notes.rounding_slip(head, ix(labels, "it"))
+    assert rounded == [0.13, 0.0, 0.07, 0.04]
+    assert rounded_sum == 0.24
+    assert round(exact, 4) == 0.2303 and round(exact, 2) == 0.23
+    said(text, "0.13 + 0 + 0.07 + 0.04", "make 0.24", "prints 0.23", "0.2303")
+    # the other coordinate has no slip: 0 + 0.56 + 0.07 + 0.05 = 0.68, as printed
+    rounded, rounded_sum, exact = notes.rounding_slip(head, ix(labels, "it"), coordinate=1)
+    assert rounded == [0.0, 0.56, 0.07, 0.05] and rounded_sum == round(exact, 2) == 0.68
+
+
+def test_chapter_footnote_is_marked_as_a_footnote_on_the_page():
+    html = preset_note("chapter")
+    assert "<p class='note foot'>Footnote: the chapter&#x27;s step 6" in html
+
+
+def test_steps_panel_shows_every_number_the_chapter_prints_for_it():
+    head = CHAPTER.head()
+    text = trace(head, 3, CHAPTER.tokens).text()
+    for printed in (
+        "[0.60, 0.20]",  # q_it
+        "[0.30, 2.40, 0.40, 0.78]",  # step 2
+        "divide by √2 = 1.414: [0.21, 1.70, 0.28, 0.55]",  # step 3
+        "no token comes after 'it', so nothing changes",  # step 4
+        "exp → [1.24, 5.46, 1.33, 1.74], sum 9.76",  # step 5
+        "weights = [0.13, 0.56, 0.14, 0.18]",
+        "= [0.23, 0.68]",  # step 6
+    ):
+        assert printed in text
+
+
+def test_command_line_matrices_match_the_chapters_printout():
+    head = CHAPTER.head()
+    assert np.round(head.weights, 3).tolist() == [
+        [1.0, 0.0, 0.0, 0.0],
+        [0.007, 0.993, 0.0, 0.0],
+        [0.164, 0.164, 0.673, 0.0],
+        [0.127, 0.559, 0.136, 0.178],
+    ]
+    assert np.round(head.output, 3).tolist() == [[1.0, 0.0], [0.007, 0.993], [0.5, 0.5], [0.23, 0.681]]
+
+
+# --- the two sentences ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, referent, other", [("tired", "cat", "mat"), ("soft", "mat", "cat")])
+def test_sentence_it_reads_its_referent_most(name, referent, other):
+    head, labels, text = loaded(name)
+    it = ix(labels, "it")
+    assert labels[int(np.argmax(head.weights[it]))] == referent
+    on, off = w(head, labels, "it", referent), w(head, labels, "it", other)
+    assert on > 0.8 and off < 0.1
+    said(text, f"puts {on:.2f} of its attention on '{referent}' and {off:.2f} on '{other}'")
+
+
+def test_sentence_unlike_the_chapter_it_has_a_different_vector_in_each():
+    tired, soft = PRESETS["tired"], PRESETS["soft"]
+    it = tired.tokens.index("it")
+    assert tired.X[it] != soft.X[it]
+    assert tired.X[:it] == soft.X[:it]  # the words before "it" are the same
+    said(" ".join(notes.note("tired", tired.head(), tired.tokens)), "In the chapter both sentences give 'it'")
+
+
+@pytest.mark.parametrize("name, referent", [("tired", "cat"), ("soft", "mat")])
+def test_sentence_the_trace_does_the_work_not_the_mask(name, referent):
+    head, labels, text = loaded(name)
+    assert not head.causal  # "the mask is off"
+    masked = notes.variant(head, causal=True)
+    it = ix(labels, "it")
+    later = labels[it + 1 :]
+    assert later == ("was", name)  # "'it' loses 'was' and 'tired'"
+    on, off = masked.weights[it, ix(labels, referent)], head.weights[it, ix(labels, referent)]
+    assert on >= off > 0.8  # the mask on does not undo the choice
+    assert labels[int(np.argmax(masked.weights[it]))] == referent
+    said(text, f"puts {on:.2f} on '{referent}' ({off:.2f} with it off)", "'was' and")
+
+
+# --- exercise 1 ----------------------------------------------------------------
+
+
+def test_exercise_1_it_has_the_query_and_key_of_sat():
+    head, labels, text = loaded("exercise-1")
+    it, sat = ix(labels, "it"), ix(labels, "sat")
+    assert (head.X[it] == head.X[sat]).all()
+    assert (head.Q[it] == head.Q[sat]).all() and (head.K[it] == head.K[sat]).all()
+    said(text, "q_it = q_sat = [0.00, 1.00]", "k_it = k_sat = [0.00, 2.00]")
+
+
+def test_exercise_1_it_splits_evenly_between_sat_and_itself():
+    head, labels, text = loaded("exercise-1")
+    it, sat = ix(labels, "it"), ix(labels, "sat")
+    assert head.scores[it, sat] == head.scores[it, it] == 2.0
+    assert notes.even_split(head, it) == (sat, it)
+    assert round(head.weights[it, sat], 2) == round(head.weights[it, it], 2) == 0.40
+    said(text, "(2.00 each)", "evenly between them, 0.40 and 0.40", "'The' gets 0.10", "'cat' gets 0.10")
+
+
+def test_exercise_1_the_weights_come_from_w_q_and_w_k_alone():
+    p = PRESETS["exercise-1"]
+    head = p.head()
+    other_v = attend(p.X, p.W_Q, p.W_K, np.array(p.W_V) * -3 + 1)
+    np.testing.assert_array_equal(head.weights, other_v.weights)
+    assert not np.allclose(head.output, other_v.output)  # W_V decides what they blend
+    said(" ".join(notes.note("exercise-1", head, p.tokens)), "here [0.50, 0.50]")
+
+
+# --- exercise 3 ----------------------------------------------------------------
+
+
+def test_exercise_3_unscaled_every_score_is_16_times_the_chapters():
+    head, labels, text = loaded("exercise-3-unscaled")
+    np.testing.assert_allclose(head.scores, 16 * CHAPTER.head().scores)
+    said(text, "16 times the chapter's", "38.40 instead of 2.40")
+
+
+def test_exercise_3_unscaled_rows_are_one_hot_to_the_eye():
+    head, labels, text = loaded("exercise-3-unscaled")
+    it, cat = ix(labels, "it"), ix(labels, "cat")
+    gap = np.delete(head.weights[it], cat).sum()
+    assert sci(gap) == "5.5 × 10⁻¹²"
+    assert round(head.weights.max(axis=1).min(), 3) == 1.0
+    said(text, "1 − 5.5 × 10⁻¹² on 'cat'")
+
+
+def test_exercise_3_scaled_division_takes_back_only_1_41_and_rows_still_look_one_hot():
+    head, labels, text = loaded("exercise-3-scaled")
+    unscaled = PRESETS["exercise-3-unscaled"].head()
+    it, cat = ix(labels, "it"), ix(labels, "cat")
+    assert sci(np.delete(head.weights[it], cat).sum()) == "1.1 × 10⁻⁸"
+    # to three decimals the printed matrix is the same as without the division
+    assert np.round(head.weights, 3).tolist() == np.round(unscaled.weights, 3).tolist()
+    assert not any(word in text for word in ("softer", "soft rows"))
+    said(text, "only 1.41", "1 − 1.1 × 10⁻⁸ on 'cat' (1 − 5.5 × 10⁻¹² without", "at d = 128")
+
+
+# --- the "what breaks" presets ----------------------------------------------------------
+
+
+def test_no_scaling_sharpens_the_rows_only_a_little_at_d_2():
+    head, labels, text = loaded("no-scaling")
+    before, after = w(CHAPTER.head(), labels, "it", "cat"), w(head, labels, "it", "cat")
+    assert round(before, 2) == 0.56 and round(after, 2) == 0.69
+    assert 0 < after - before < 0.2
+    said(text, "from 0.56 to 0.69", "only by 1.41", "divides by 11.3")
+
+
+def test_tied_qk_self_score_is_the_querys_squared_length():
+    head, _, text = loaded("tied-qk")
+    np.testing.assert_allclose(np.diag(head.scores), (head.Q**2).sum(axis=1))
+    np.testing.assert_array_equal(head.K, head.Q)
+    said(text, "its query's squared length")
+
+
+def test_tied_qk_self_score_beats_every_key_no_longer_than_the_query():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        X, W = rng.normal(size=(6, 3)), rng.normal(size=(3, 2))
+        head = attend(X, W, W, W, tied_qk=True, causal=False)
+        lengths = np.linalg.norm(head.Q, axis=1)
+        for i in range(6):
+            shorter = lengths <= lengths[i]
+            assert head.scores[i, shorter].max() <= head.scores[i, i] + 1e-12
+
+
+def test_tied_qk_cat_has_the_longest_query_and_keeps_0_94_on_itself_but_had_0_993_untied():
+    head, labels, text = loaded("tied-qk")
+    cat = ix(labels, "cat")
+    assert int(np.argmax(np.linalg.norm(head.Q, axis=1))) == cat
+    assert round(head.weights[cat, cat], 3) == 0.944
+    assert round(CHAPTER.head().weights[cat, cat], 3) == 0.993
+    said(text, "'cat' has the longest query (|q| = 2.00) and keeps 0.94", "already put 0.993", "0.944 tied")
+
+
+def test_tied_qk_sat_splits_evenly_with_the_whose_query_it_shares():
+    head, labels, text = loaded("tied-qk")
+    sat, the = ix(labels, "sat"), ix(labels, "The")
+    assert (head.Q[sat] == head.Q[the]).all()
+    assert head.weights[sat, sat] == pytest.approx(head.weights[sat, the])
+    assert round(head.weights[sat, sat], 2) == 0.40 and head.weights[sat].max() == head.weights[sat, sat]
+    said(text, "'sat' has the same query as 'The', [0.00, 1.00]", "(0.40 each)")
+
+
+def test_tied_qk_it_still_reads_cat_most_because_that_key_is_longer():
+    head, labels, text = loaded("tied-qk")
+    it, cat = ix(labels, "it"), ix(labels, "cat")
+    assert int(np.argmax(head.weights[it])) == cat
+    assert np.linalg.norm(head.K[cat]) > np.linalg.norm(head.Q[it])
+    assert round(head.weights[it, cat], 2) == 0.39
+    said(text, "'it' (|q| = 0.63) still reads 'cat' most, 0.39")
+
+
+def test_tied_qk_footnote_not_every_token_attends_mostly_to_itself():
+    head, labels, text = loaded("tied-qk")
+    it = ix(labels, "it")
+    assert head.weights[it].max() > head.weights[it, it]
+    said(text, "Footnote: the chapter says that with tied matrices", "'it' reads another token most")
+
+
+def test_no_softmax_gives_not_a_negative_weight_and_the_row_does_not_sum_to_one():
+    head, labels, text = loaded("no-softmax")
+    it = ix(labels, "it")
+    assert head.weights[it, ix(labels, "not")] < 0
+    assert round(head.weights[it].sum(), 2) == 2.25
+    said(text, "negative weight on 'not' (-1.70)", "summing to 2.25")
+
+
+def test_no_softmax_dog_has_the_vector_of_cat_and_not_minus_it():
+    p = PRESETS["no-softmax"]
+    cat, dog, nope = (np.array(p.X[p.tokens.index(t)]) for t in ("cat", "dog", "not"))
+    assert (dog == cat).all() and (nope == -cat).all()
+    assert (p.W_Q, p.W_K, p.W_V) == (CHAPTER.W_Q, CHAPTER.W_K, CHAPTER.W_V)
+
+
+def test_no_softmax_output_grows_with_the_keys_read_while_softmax_keeps_an_average():
+    head, labels, text = loaded("no-softmax")
+    sizes = [round(size, 2) for _, _, size in notes.raw_row_sizes(head)[:3]]
+    assert sizes == [5.66, 11.31, 16.97]  # 1, 2 and 3 keys: one more score times a value each time
+    soft = notes.variant(head, normaliser="softmax")
+    assert np.round(np.linalg.norm(soft.output[:3], axis=1), 2).tolist() == [1.0, 1.0, 1.0]
+    said(text, "'cat' 5.66 (1 key), 'dog' 11.31 (2 keys), 'not' 16.97 (3 keys)", "1.00, 1.00, 1.00")
+
+
+def test_no_mask_the_now_reads_the_later_sat_most():
+    head, labels, text = loaded("no-mask")
+    the = ix(labels, "The")
+    assert labels[int(np.argmax(head.weights[the]))] == "sat"
+    assert round(head.weights[the, ix(labels, "sat")], 2) == 0.58
+    assert head.weights[np.triu_indices(head.T, k=1)].min() > 0  # weights above the diagonal
+    assert notes.variant(head, causal=True).weights[the, the] == 1.0
+    said(text, "puts 0.58 on 'sat', a later token", "can only read itself, 1.00")
+
+
+def test_top_1_it_takes_the_value_of_cat_whole():
+    head, labels, text = loaded("top-1")
+    it, cat = ix(labels, "it"), ix(labels, "cat")
+    assert (head.output[it] == head.V[cat]).all()
+    said(text, "takes the value of 'cat' whole: output [0.00, 1.00]", "blend was [0.23, 0.68]")
+
+
+def test_top_1_dragging_it_1_jumps_from_cat_to_sat_with_nothing_in_between():
+    head, labels, text = loaded("top-1")
+    it = ix(labels, "it")
+    outputs = []
+    for v in np.round(np.arange(0.30, -0.001, -0.05), 2):  # the slider's steps from 0.30 down to 0.00
+        X = head.X.copy()
+        X[it, 1] = v
+        outputs.append(tuple(attend(X, head.W_Q, head.W_K, head.W_V, normaliser="top1").output[it]))
+    assert outputs[:-1] == [(0.0, 1.0)] * 6  # 0.30 … 0.05: the value of 'cat'
+    assert outputs[-1] == (0.5, 0.5)  # 0.00: the value of 'sat', nothing in between
+    assert notes.first_flip(head, it) == (1, 0.05, 0.0, ix(labels, "sat"))
+    said(text, "drag it[1] from 0.30 to 0.05", "at 0.00, it jumps to the value of 'sat', [0.50, 0.50]")
+
+
+# --- "What each switch shows" (the chapter's example, one switch flipped) -----------
+
+
+@pytest.fixture(scope="module")
+def switches():
+    return notes.switch_notes()
+
+
+def test_switches_every_switch_has_a_note(switches):
+    assert set(switches) == set(SWITCH_LABELS)
+
+
+def test_switch_scaling_off_sharpens_a_little_at_d_2_and_a_lot_at_d_128(switches):
+    p = saturation_point(128)
+    assert round(p.max_weight_raw, 2) == 0.84 and round(p.max_weight_scaled, 2) == 0.10
+    said(switches["scaling"], "'it' on 'cat' 0.56 → 0.69", "averages 0.84 without the division, 0.10 with it")
+
+
+def test_switch_mask_off_puts_weight_above_the_diagonal(switches):
+    head = notes.variant(CHAPTER.head(), causal=False)
+    assert head.weights[np.triu_indices(4, k=1)].min() > 0
+    said(switches["causal"], "'The' puts 0.58 on the later 'sat'")
+
+
+def test_switch_tied_qk_says_what_each_token_reads(switches):
+    said(switches["tied_qk"], "keeps 0.94 on itself", "(0.40 each)", "still reads 'cat' most, 0.39")
+
+
+def test_switch_raw_scores_output_leaves_the_values_hull(switches):
+    head = notes.variant(CHAPTER.head(), normaliser="raw")
+    out = head.output[3]
+    hx, hy = convex_hull(head.V[:, 0], head.V[:, 1])
+    inside = all(
+        (hx[(k + 1) % len(hx)] - hx[k]) * (out[1] - hy[k])
+        - (hy[(k + 1) % len(hy)] - hy[k]) * (out[0] - hx[k])
+        >= 0
+        for k in range(len(hx))
+    )
+    assert not inside
+    assert (head.weights >= 0).all()  # "here no score is negative"
+    said(switches["raw"], "[0.21, 1.70, 0.28, 0.55], summing to 2.74", "[0.46, 2.00] leaves the values' hull")
+
+
+def test_switch_top_1_output_jumps(switches):
+    said(switches["top1"], "output [0.00, 1.00]", "jumps to the value of 'sat'")
+
+
+def test_switch_multiply_x_grows_every_score_with_the_square_of_the_factor(switches):
+    head = CHAPTER.head()
+    for factor in (0.5, 2.0, 3.0):
+        np.testing.assert_allclose(notes.variant(head, x_scale=factor).scores, factor**2 * head.scores)
+    doubled = notes.variant(head, x_scale=2.0)
+    assert round(doubled.weights[3, 1], 2) == 0.98
+    said(switches["x_scale"], "4 times larger", "from 0.56 to 0.98")
+
+
+def test_switch_panel_escapes_and_lists_every_switch():
+    from widgets.controls import ABLATION_NOTES
+
+    for label in SWITCH_LABELS.values():
+        assert f"<b>{label}</b>" in ABLATION_NOTES
+    assert "on the chapter's example" in ABLATION_NOTES
+
+
+# --- the "Why ÷√d" tab ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def curve():
+    return [saturation_point(d) for d in DEFAULT_WIDTHS]
+
+
+def test_saturation_raw_scores_spread_about_sqrt_d_and_about_1_after_the_division(curve):
+    for p in curve:
+        assert p.score_std == pytest.approx(p.sqrt_d, rel=0.1)
+        assert p.scaled_score_std == pytest.approx(1.0, rel=0.1)
+    assert round(saturation_point(128).score_std) == 11  # the chapter: "spread about 11"
+
+
+def test_saturation_without_the_division_runs_to_one_hot_while_with_it_stays_put(curve):
+    raw_w = [p.max_weight_raw for p in curve]
+    raw_h = [p.entropy_raw for p in curve]
+    assert raw_w == sorted(raw_w) and raw_h == sorted(raw_h, reverse=True)
+    assert raw_w[-1] > 0.9 and raw_h[-1] < 0.2
+    scaled = [p.max_weight_scaled for p in curve]
+    assert max(scaled) - min(scaled) < 0.02
+    assert max(p.entropy_scaled for p in curve) - min(p.entropy_scaled for p in curve) < 0.1
+
+
+def test_saturation_footnote_the_chapters_one_hot_is_0_84_at_d_128():
+    p = saturation_point(128)
+    text = notes.saturation_note(p)
+    assert 0.75 <= p.max_weight_raw < 0.9
+    said(text, "averages 0.84", "nearly all of it on one key")
+    assert notes.saturation_note(saturation_point(64)) == ""
+
+
+# --- the "What a long context costs" tab -----------------------------------------------
+
+
+def test_cost_score_matrix_and_qk_grow_like_t_squared():
+    for T in (1_000, 8_000, 128_000):
+        assert score_entries(2 * T) == 4 * score_entries(T)
+        assert qk_flops(2 * T, 128) == 4 * qk_flops(T, 128)
+
+
+def test_cost_past_the_crossover_qk_leaves_the_projections_behind():
+    shape = COST_PRESETS["Llama 3.1 8B (128k)"]
+    cross = long_context_cost(shape).crossover_T
+    ratios = [
+        long_context_cost(shape, T=T).qk_flops_per_layer
+        / long_context_cost(shape, T=T).projection_flops_per_layer
+        for T in (int(cross) // 2, int(cross) * 2, int(cross) * 8)
+    ]
+    assert ratios[0] < 1 < ratios[1] < ratios[2]
+
+
+def test_cost_generating_one_more_token_grows_like_t_not_t_squared():
+    assert decode_flops(2 * 128_000, 128) == 2 * decode_flops(128_000, 128)
+
+
+def test_cost_chapter_case_and_its_gpu_footnote():
+    cost = long_context_cost(COST_PRESETS["Llama 3.1 8B (128k)"])
+    assert sci(cost.score_entries_per_head) == "1.6 × 10¹⁰"
+    assert (
+        human_bytes(cost.score_bytes_per_head) == "33 GB"
+        and human_bytes(cost.score_bytes_per_layer) == "1 TB"
+    )
+    text = notes.gpu_note(cost)
+    low, high = CHAPTER_GPU_MEMORY_GB
+    ratios = {gb: cost.score_bytes_per_layer / (gb * 1e9) for gb in GPU_PARTS_GB}
+    assert round(ratios[80]) == 13 and round(ratios[192], 1) == 5.5 and round(ratios[288], 1) == 3.6
+    assert all(r > 1 for r in ratios.values())  # "does not fit on any GPU"
+    said(
+        text, f"{low}–{high} GB", "80 to 288 GB", "13× 80 GB", "5.5× 192 GB", "3.6× 288 GB", "the 80 GB case"
+    )
+    assert "factor of ten" not in notes.gpu_note(long_context_cost(COST_PRESETS["Llama 3 8B (8k)"]))
+
+
+def test_cost_llama_3_1_8b_has_the_shape_of_llama_3_8b():
+    assert (
+        COST_PRESETS["Llama 3.1 8B (128k)"].__class__(
+            **{**COST_PRESETS["Llama 3 8B (8k)"].__dict__, "T": 128_000}
+        )
+        == COST_PRESETS["Llama 3.1 8B (128k)"]
+    )
+
+
+# --- every preset has a note, with numbers ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_note_quotes_numbers_from_its_head(name):
+    p = PRESETS[name]
+    text = " ".join(notes.note(name, p.head(), p.tokens))
+    assert text and any(ch.isdigit() for ch in text)
