@@ -7,6 +7,9 @@ preset, to the core or to a sentence makes the claim false, the test named after
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -48,8 +51,10 @@ def ix(labels, label):
 
 
 def said(text, *parts):
+    """Each part is in the text (line breaks and runs of spaces count as one space)."""
+    flat = " ".join(text.split())
     for part in parts:
-        assert part in text, f"{part!r} is not in the note: {text}"
+        assert part in flat, f"{part!r} is not in the text: {flat[:2000]}"
 
 
 # --- the chapter's example ------------------------------------------------------
@@ -482,3 +487,96 @@ def test_every_preset_note_quotes_numbers_from_its_head(name):
     p = PRESETS[name]
     text = " ".join(notes.note(name, p.head(), p.tokens))
     assert text and any(ch.isdigit() for ch in text)
+
+
+# --- README -----------------------------------------------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.fixture(scope="module")
+def readme():
+    return README.read_text(encoding="utf-8")
+
+
+def test_readme_is_short_and_keeps_the_two_set_up_commands(readme):
+    assert len(readme) <= 15_000
+    assert "bash setup.sh && .venv/bin/panel serve app/main.py --port 5006" in readme
+    assert "bash setup.sh && .venv/bin/python -m pytest" in readme
+
+
+def test_readme_links_every_preset_and_only_presets_that_exist(readme):
+    linked = set(re.findall(r"/main\?preset=([\w-]+)", readme))
+    assert linked == set(PRESETS)
+
+
+def test_readme_the_worked_example_numbers(readme):
+    head = CHAPTER.head()
+    said(readme, "weights " + ", ".join(f"{v:.2f}" for v in head.weights[3]), f"[{head.output[3][0]:.2f}, ")
+    said(readme, f'"it" scores "cat" {head.scores[3, 1]:.2f} and gives it {head.weights[3, 1]:.2f}')
+
+
+def test_readme_the_two_sentences_and_the_mask(readme):
+    for name, referent in (("tired", "cat"), ("soft", "mat")):
+        head, labels, _ = loaded(name)
+        assert round(w(head, labels, "it", referent), 2) == 0.85
+        masked = notes.variant(head, causal=True)
+        assert round(masked.weights[ix(labels, "it"), ix(labels, referent)], 2) == 0.87
+    said(readme, '"it" puts 0.85 on "cat", or on "mat"', '"it" still puts 0.87 on its referent')
+
+
+def test_readme_exercise_2_crossovers(readme):
+    cost = long_context_cost(COST_PRESETS["Llama 3.1 405B (128k)"])
+    assert round(cost.crossover_T) == 18_432 and round(cost.crossover_T_mha) == 49_152 == 3 * 16384
+    said(readme, "T ≈ 18,432 (49,152 = 3·C")
+
+
+def test_readme_the_what_breaks_numbers(readme):
+    head, labels, _ = loaded("no-scaling")
+    assert round(w(head, labels, "it", "cat"), 2) == 0.69
+    head, labels, _ = loaded("no-softmax")
+    assert [round(s, 2) for _, _, s in notes.raw_row_sizes(head)[:3]] == [5.66, 11.31, 16.97]
+    head, labels, _ = loaded("tied-qk")
+    assert round(w(head, labels, "cat", "cat"), 2) == 0.94
+    said(
+        readme,
+        '"it" on "cat" 0.56 → 0.69',
+        "outputs 5.66, 11.31, 16.97 as rows read 1, 2, 3 keys",
+        '"cat" keeps 0.94 on itself',
+        '"it" splits evenly between "sat" and itself, 0.40 each',
+        '"The" puts 0.58 on the later "sat"',
+        "every score 16 times the chapter's",
+        "÷√2 takes back only 1.41",
+    )
+
+
+def test_readme_the_long_context_case_and_gpu_range(readme):
+    cost = long_context_cost(COST_PRESETS["Llama 3.1 8B (128k)"])
+    said(
+        readme,
+        f"{sci(cost.score_entries_per_head)} entries, ≈ {human_bytes(cost.score_bytes_per_head)} per head "
+        f"per layer, ≈ {human_bytes(cost.score_bytes_per_layer)} per layer",
+        f"spans {GPU_PARTS_GB[0]} to {GPU_PARTS_GB[-1]} GB",
+        "13× 80 GB but 5.5× 192 GB",
+    )
+
+
+def test_readme_the_footnotes(readme):
+    said(readme, "0.13 + 0 + 0.07 + 0.04 (which make 0.24)", "0.2303 unrounded", "a largest weight of 0.84")
+
+
+def test_readme_measured_figures_are_in_the_latest_results(readme):
+    results = " ".join(p.read_text(encoding="utf-8") for p in README.parent.glob("bench/RESULTS-*.md"))
+    table = readme[readme.index("## Measured") :]
+    for figure in ("56.2 ms", "105.5 ms", "51.8 ms", "9.6 ms", "3.1 ms", "1.76 MB", "45.4 ms", "16.7 ms",
+                   "1631 ms", "865 ms", "2.9 MB", "1.0–1.1 MB"):  # fmt: skip
+        assert figure in table and figure in results, figure
+    for figure, raw in (
+        ("3.0 s", "2997.7 ms"),
+        ("1.59 s", "1592.0 ms"),
+        ("1.48 s", "1477 ms"),
+        ("0.87 s", "872 ms"),
+    ):
+        assert figure in table and raw in results, figure
+    for moves in ("**104**", "**173**"):
+        assert moves in results
