@@ -580,3 +580,23 @@ def test_readme_measured_figures_are_in_the_latest_results(readme):
         assert figure in table and raw in results, figure
     for moves in ("**104**", "**173**"):
         assert moves in results
+
+
+# --- a preset's note describes the preset as loaded ----------------------------------------
+
+
+@pytest.mark.parametrize("edit", ["x", "switch", "weight"])
+def test_preset_note_is_shown_only_while_the_head_is_the_preset(edit):
+    from widgets.state import HeadState
+
+    s = HeadState()
+    assert s.load("top-1") and s.preset == "top-1"
+    assert s.apply(query=0) and s.preset == "top-1"  # picking another row keeps the head, and the note
+    if edit == "x":
+        s.set_x(3, 1, 0.25)
+    elif edit == "switch":
+        s.apply(scaling=False)
+    else:
+        s.set_weight("W_V", 0, 0, 0.5)
+    assert s.preset == ""
+    assert preset_note(s.preset) == "<p class='note'>Your own head.</p>"

@@ -9,12 +9,13 @@ the export) wires them.
 
 from __future__ import annotations
 
+import functools
 import html
 
 from bokeh.layouts import column, row
 from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGroup, Select, Slider
 
-from core.attention import NORMALISERS, Head
+from core.attention import NORMALISERS
 from core.notes import note, switch_notes
 from core.presets import PRESETS
 from widgets.style import short_label, text_panel
@@ -129,18 +130,20 @@ def ablation_notes() -> str:
 ABLATION_NOTES = ablation_notes()
 
 
-def preset_note(name: str, head: Head | None = None, labels=None) -> str:
-    """The note for a preset, as HTML, with the numbers of `head` (the preset as loaded by default).
+@functools.cache
+def preset_note(name: str) -> str:
+    """A preset's note as HTML, with the numbers of the preset as loaded (core/notes.py).
 
-    The page shows it only while the head is that preset: any edit makes the preset "custom".
+    The page shows it only while the head on screen is that preset (any edit but the query or the
+    plotted value coordinates makes the preset "custom"), so its numbers are the ones on screen.
+    Worked out once per preset: the top-1 note alone tries ~500 slider positions.
     """
     preset = PRESETS.get(name)
     if preset is None:
         return "<p class='note'>Your own head.</p>"
-    paragraphs = note(name, head if head is not None else preset.head(), labels or preset.tokens)
     return "".join(
         f"<p class='note{' foot' if text.startswith('Footnote:') else ''}'>{html.escape(text)}</p>"
-        for text in paragraphs
+        for text in note(name, preset.head(), preset.tokens)
     )
 
 

@@ -180,7 +180,7 @@ class HeadExplorer(pn.viewable.Viewer):
     def _show_preset(self) -> None:
         c = self.page.controls
         c.preset.value = self.state.preset or CUSTOM
-        c.note.text = preset_note(self.state.preset, self.state.head, self.state.labels)
+        c.note.text = preset_note(self.state.preset)
 
     def _sync_controls(self, reshape: bool, changed: set) -> None:
         """Make the controls show the state after a change that did not come from them."""
