@@ -600,3 +600,27 @@ def test_preset_note_is_shown_only_while_the_head_is_the_preset(edit):
         s.set_weight("W_V", 0, 0, 0.5)
     assert s.preset == ""
     assert preset_note(s.preset) == "<p class='note'>Your own head.</p>"
+
+
+# --- the steps panel's checks ---------------------------------------------------------------
+
+
+def test_steps_checks_entropy_is_undefined_only_when_the_weights_are_not_a_distribution():
+    from widgets.viewdata import checks_html
+
+    raw = PRESETS["no-softmax"].head()
+    t = trace(raw, 3, PRESETS["no-softmax"].tokens)
+    assert t.checks.entropy is None and (raw.weights[3] < 0).any()
+    assert "entropy undefined here" in checks_html(t, PRESETS["no-softmax"].tokens)
+    assert "⚠ row sums to 2.248600" in checks_html(t, PRESETS["no-softmax"].tokens)
+    for name in ("chapter", "top-1"):
+        head = PRESETS[name].head()
+        t = trace(head, 3, PRESETS[name].tokens)
+        assert t.checks.entropy is not None and t.checks.row_sum == pytest.approx(1.0)
+
+
+def test_steps_checks_masked_weights_are_exactly_zero_for_every_rule():
+    for normaliser in ("softmax", "raw", "top1"):
+        head = notes.variant(CHAPTER.head(), normaliser=normaliser)
+        assert (head.weights[head.future] == 0.0).all()
+        assert trace(head, 0, CHAPTER.tokens).checks.masked_max == 0.0
