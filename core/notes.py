@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import fields
 
 import numpy as np
 
@@ -36,16 +37,25 @@ CHAPTER_CONTEXT = 128_000
 # --- small helpers -------------------------------------------------------------
 
 
-def variant(head: Head, **options) -> Head:
-    """The same head with some options changed (X as used, so x_scale multiplies again)."""
-    current = dict(
-        scaling=head.scaling,
-        causal=head.causal,
-        tied_qk=head.tied_qk,
-        normaliser=head.normaliser,
-        x_scale=1.0,
-    )
-    return attend(head.X, head.W_Q, head.W_K, head.W_V, **{**current, **options})
+def options_of(head: Head) -> dict:
+    """The head's switches (every non-array field of Head), as keywords for `attend`.
+
+    X is kept as used, so x_scale is 1 here; a switch added to Head and `attend` under one name
+    is carried along without a change here.
+    """
+    return {
+        f.name: getattr(head, f.name)
+        for f in fields(head)
+        if not isinstance(getattr(head, f.name), np.ndarray)
+    } | {"x_scale": 1.0}
+
+
+def variant(head: Head, X=None, **options) -> Head:
+    """The same head with some switches changed, or other token vectors (x_scale multiplies again).
+
+    A tied head keeps W_Q as its keys' matrix: untying it here gives W_K = W_Q, not the original W_K.
+    """
+    return attend(head.X if X is None else X, head.W_Q, head.W_K, head.W_V, **(options_of(head) | options))
 
 
 def row(labels, label: str) -> int:
@@ -114,8 +124,7 @@ def first_flip(head: Head, i: int, step: float = STEP, low: float = -2.0, high: 
                     break
                 moved = X.copy()
                 moved[i, c] = v
-                h = attend(moved, head.W_Q, head.W_K, head.W_V, scaling=head.scaling, causal=head.causal,
-                           tied_qk=head.tied_qk, normaliser=head.normaliser)  # fmt: skip
+                h = variant(head, X=moved)
                 j = top_key(h, i)
                 if j != start:
                     if best is None or k < best[0]:
