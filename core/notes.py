@@ -28,7 +28,7 @@ from core.trace import fmt, fmt_vector
 
 # The slider step the "top-1" note walks a component of the query token by.
 STEP = 0.05
-# The head width and seed the "Why ÷√d" tab opens on, quoted by the ÷√d note.
+# The head width the "Why ÷√d" tab opens on (seed 0, its default), quoted by the ÷√d notes.
 SATURATION_D = 128
 # The chapter's long-context case: 128,000 tokens, 32 heads, 2 bytes a score.
 CHAPTER_CONTEXT = 128_000
