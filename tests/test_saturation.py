@@ -113,7 +113,7 @@ def test_entropy_of_known_rows():
 
 
 @settings(max_examples=25, deadline=None)
-@given(d=st.integers(1, 64), T=st.integers(1, 64), trials=st.integers(1, 8), seed=st.integers(0, 2**32))
+@given(d=st.integers(1, 64), T=st.integers(1, 64), trials=st.integers(1, 8), seed=st.integers(0, 2**32 - 1))
 def test_bounds_hold_for_any_small_head(d, T, trials, seed):
     p = saturation_point(d, seed=seed, T=T, trials=trials)
     for w in (p.max_weight_raw, p.max_weight_scaled):
@@ -142,6 +142,7 @@ def test_bounds_hold_for_any_small_head(d, T, trials, seed):
         ("seed", dict(d=8, seed=1.5)),
         ("seed", dict(d=8, seed="0")),
         ("seed", dict(d=8, seed=None)),
+        ("seed", dict(d=8, seed=2**32)),
     ],
 )
 def test_bad_point_inputs_raise_naming_the_field(field, kwargs):
