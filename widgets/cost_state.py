@@ -10,10 +10,21 @@ input as it was and says why in `message` (widgets/refusal.py).
 
 from __future__ import annotations
 
+import dataclasses
+
 import param
 
 from core.attention import AttentionError
-from core.cost import GPU_MEMORY_GB, PRESETS, CostInputs, as_count, as_finite, long_context_cost
+from core.cost import (
+    GPU_MEMORY_GB,
+    LARGEST,
+    LARGEST_ELEMENT_BYTES,
+    PRESETS,
+    CostInputs,
+    as_count,
+    as_finite,
+    long_context_cost,
+)
 from widgets.refusal import REFUSED, Refusing
 
 DEFAULT_PRESET = "Llama 3 8B (128k)"
@@ -100,3 +111,17 @@ class CostSettings(Refusing):
             return self.refuse(f"there is no preset called '{name}'; try one of {', '.join(PRESETS)}")
         preset = PRESETS[name]
         return self.apply(**{field: getattr(preset, field) for field in SHAPE})
+
+
+def js_config(settings: CostSettings | None = None) -> dict:
+    """What static/cost.js needs to know, from the one place each fact is declared: limits, presets, start."""
+    s = settings or CostSettings()
+    return {
+        "max_T": MAX_T,
+        "largest": dict(LARGEST),
+        "largest_element_bytes": LARGEST_ELEMENT_BYTES,
+        "gpu_memory_gb": list(GPU_MEMORY_GB),
+        "presets": {name: dataclasses.asdict(p) for name, p in PRESETS.items()},
+        "custom": CUSTOM,
+        "start": {"inputs": s.inputs(), "preset": s.preset},
+    }

@@ -17,7 +17,7 @@ import param
 from widgets.cost_page import T_STOPS, CostPage
 from widgets.cost_state import CUSTOM, CostSettings
 from widgets.cost_viewdata import view_data
-from widgets.refusal import failed, message_html, needs_number
+from widgets.refusal import failed, message_html
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +45,7 @@ class CostView(pn.viewable.Viewer):
 
     def _set(self, name: str, value) -> None:
         s = self.settings
-        taken = (
-            s.apply(**{name: value})
-            if value is not None
-            else s.refuse(needs_number(name, f"{getattr(s, name):,}"))
-        )
+        taken = s.apply(**{name: value}) if value is not None else s.refuse_empty(name)
         if not taken:
             self._show_inputs()
 

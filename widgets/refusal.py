@@ -31,6 +31,10 @@ class Refusing(param.Parameterized):
         self.message = str(reason)
         return False
 
+    def refuse_empty(self, name: str) -> bool:
+        """An emptied number box (its value is None): keep the input `name` and say so."""
+        return self.refuse(needs_number(name, f"{getattr(self, name):,}"))
+
 
 def needs_number(field: str, kept) -> str:
     """What an emptied number box says (a box sends None when it holds no number)."""

@@ -17,6 +17,7 @@ import param
 
 from core.attention import AttentionError
 from core.cost import as_count
+from core.rng import LARGEST_SEED
 from core.saturation import (
     DEFAULT_T,
     DEFAULT_WIDTHS,
@@ -111,3 +112,22 @@ class SaturationSettings(Refusing):
                 self.curve = curve
             self.point = measured
         return True
+
+
+def js_config(settings: SaturationSettings | None = None) -> dict:
+    """What static/saturation.js needs to know, from the one place each fact is declared: limits, start."""
+    from widgets.saturation_viewdata import REFERENCE_STEPS
+
+    s = settings or SaturationSettings()
+    return {
+        "widths": list(WIDTHS),
+        "min_d": MIN_D,
+        "max_d": MAX_D,
+        "min_T": MIN_T,
+        "max_T": MAX_T,
+        "max_trials": MAX_TRIALS,
+        "sweep_budget": SWEEP_BUDGET,
+        "largest_seed": LARGEST_SEED,
+        "reference_steps": list(REFERENCE_STEPS),
+        "start": s.inputs(),
+    }

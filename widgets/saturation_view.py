@@ -15,7 +15,7 @@ import logging
 import panel as pn
 import param
 
-from widgets.refusal import failed, message_html, needs_number
+from widgets.refusal import failed, message_html
 from widgets.saturation_page import SaturationPage
 from widgets.saturation_state import WIDTHS, SaturationSettings
 from widgets.saturation_viewdata import view_data
@@ -44,9 +44,7 @@ class SaturationView(pn.viewable.Viewer):
 
     def _set(self, name: str, value) -> None:
         s = self.settings
-        taken = (
-            s.apply(**{name: value}) if value is not None else s.refuse(needs_number(name, getattr(s, name)))
-        )
+        taken = s.apply(**{name: value}) if value is not None else s.refuse_empty(name)
         if not taken:
             self._show_inputs()
 
