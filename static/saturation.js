@@ -183,10 +183,13 @@
 
   const sameSweep = (a, b) => a.seed === b.seed && a.T === b.T && a.trials === b.trials;
 
-  /** The settings a page opens on (config.start), measured. */
+  /**
+   * The settings a page opens on (config.start), measured.  The static page gets the start's
+   * sweep from Python (config.start_curve, the same numbers) so that opening it costs nothing.
+   */
   function initial(config) {
     const inputs = Object.assign({}, config.start);
-    const curve = saturationCurve(config.widths, inputs.seed, inputs.T, inputs.trials);
+    const curve = config.start_curve || saturationCurve(config.widths, inputs.seed, inputs.T, inputs.trials);
     return { inputs, message: '', curve, point: measure(config, inputs, curve) };
   }
 

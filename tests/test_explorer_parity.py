@@ -25,12 +25,12 @@ import pytest
 
 from core.cost import PRESETS
 from core.rng import LARGEST_SEED, mulberry32, normals
+from tests.test_parity import decode_hook, encode
 from widgets import cost_viewdata, saturation_viewdata
 from widgets.cost_state import CostSettings
 from widgets.cost_state import js_config as cost_config
 from widgets.saturation_state import SaturationSettings
 from widgets.saturation_state import js_config as saturation_config
-from tests.test_parity import decode_hook, encode
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS ports cannot be run")
@@ -87,7 +87,8 @@ def python_step(settings, change: dict) -> dict:
 
 def check_cases(port, make, view, cases, result) -> None:
     start = make()
-    assert_same({"inputs": start.inputs(), "view": view(start)}, {k: result["start"][k] for k in ("inputs", "view")}, "start")
+    js_start = {k: result["start"][k] for k in ("inputs", "view")}
+    assert_same({"inputs": start.inputs(), "view": view(start)}, js_start, "start")
     for n, (changes, steps) in enumerate(zip(cases, result["cases"])):
         s = make()
         for k, (change, js) in enumerate(zip(changes, steps)):

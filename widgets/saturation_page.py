@@ -39,7 +39,7 @@ INTRO = (
 # The number boxes: input name, label, width in pixels.
 NUMBER_BOXES = (
     ("seed", "seed", 100),
-    ("T", f"keys per query T ({MIN_T}–{MAX_T})", 150),
+    ("T", f"keys per query T ({MIN_T}–{MAX_T})", 180),
     ("trials", "trials (queries)", 120),
 )
 
@@ -199,7 +199,7 @@ class SaturationPage:
         active = width_button(inputs["d"])
         self.d_buttons = RadioButtonGroup(
             labels=[str(d) for d in WIDTHS], active=0 if active is None else active, width=430,
-            button_type="primary", name="saturation-d",
+            name="saturation-d",
         )  # fmt: skip
         self.boxes = {
             name: NumericInput(

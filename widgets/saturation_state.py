@@ -11,6 +11,7 @@ too big to compute quickly) leaves everything as it was and says why in
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import param
@@ -114,12 +115,23 @@ class SaturationSettings(Refusing):
         return True
 
 
-def js_config(settings: SaturationSettings | None = None) -> dict:
-    """What static/saturation.js needs to know, from the one place each fact is declared: limits, start."""
+def js_config(settings: SaturationSettings | None = None, *, with_curve: bool = False) -> dict:
+    """What static/saturation.js needs to know, from the one place each fact is declared: limits, start.
+
+    `with_curve` adds the start's sweep as Python measured it, so the page need not redraw it on opening.
+    """
     from widgets.saturation_viewdata import REFERENCE_STEPS
 
     s = settings or SaturationSettings()
+    extra = {}
+    if with_curve:
+        c = s.curve
+        points = [dataclasses.asdict(point(int(d), c.seed, c.T, c.trials)) for d in WIDTHS]
+        extra["start_curve"] = {
+            "columns": c.columns(), "T": c.T, "trials": c.trials, "seed": c.seed, "points": points,
+        }  # fmt: skip
     return {
+        **extra,
         "widths": list(WIDTHS),
         "min_d": MIN_D,
         "max_d": MAX_D,
