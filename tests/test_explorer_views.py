@@ -291,3 +291,18 @@ def test_served_explorers_in_chromium(page, artifacts, tmp_path):
         page.screenshot(path=str(artifacts / "cost.png"), full_page=True)
     assert errors == []
     assert "Traceback" not in log.read_text()
+
+
+def test_the_three_states_refuse_bad_input_the_same_way():
+    from widgets.refusal import Refusing
+    from widgets.state import HeadState
+
+    for state, field in ((HeadState(), "x_scale"), (CostSettings(), "T"), (SaturationSettings(), "T")):
+        assert isinstance(state, Refusing)
+        before = {name: getattr(state, name) for name in (field, "message")}
+        assert not state.apply(**{field: float("nan")})
+        assert state.message.startswith(field) and getattr(state, field) == before[field]
+        assert message_html(state.message) == f'<div class="alert">{state.message}</div>'
+        assert state.apply(**{field: before[field]}) and state.message == ""
+    cost = CostSettings()
+    assert not cost.refuse_empty("element_bytes") and cost.message == "element_bytes needs a number; kept 2.0."
