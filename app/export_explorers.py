@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bokeh.layouts import column
 from bokeh.models import CustomJS, TabPanel, Tabs
 
 from widgets import cost_viewdata, saturation_viewdata
@@ -117,11 +118,34 @@ def saturation_tab(settings: SaturationSettings | None = None) -> tuple[Saturati
     return page, TabPanel(child=page.layout, title=SATURATION_TITLE)
 
 
+def _opened_on_demand(tabs: Tabs) -> None:
+    """Each page drawn only when its tab is first opened, as in the served app.
+
+    BokehJS builds the views of every tab when the page loads, shown or not; with the two pages'
+    four figures the whole export took longer to become interactive.  Until its tab is opened, a
+    page waits in the document (referenced by the callback) while its tab shows an empty column.
+    """
+    holders, pages = [], []
+    for panel in tabs.tabs[1:]:
+        pages.append(panel.child)
+        panel.child = column(text_panel("<p>Opening…</p>"), name=f"{panel.child.name}-holder")
+        holders.append(panel.child)
+    tabs.js_on_change(
+        "active",
+        CustomJS(
+            args={"holders": holders, "pages": pages},
+            code="const k = cb_obj.active - 1;"
+            " if (k >= 0 && holders[k].children[0] !== pages[k]) holders[k].children = [pages[k]];",
+        ),
+    )
+
+
 def explorer_tabs() -> ExplorerTabs:
     """The tabs, on the served app's defaults, wired for the browser."""
     saturation, saturation_panel = saturation_tab()
     cost, cost_panel = cost_tab()
     intro = TabPanel(child=text_panel(intro_html(), name="more-intro", width=900), title=AREA[1])
     root = Tabs(tabs=[intro, saturation_panel, cost_panel], name=AREA[0])  # the template finds roots by name
+    _opened_on_demand(root)
     scripts = tuple((STATIC / name).read_text() for name in SCRIPTS)
     return ExplorerTabs(root=root, area=AREA, scripts=scripts, saturation=saturation, cost=cost)
