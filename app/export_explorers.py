@@ -1,13 +1,14 @@
 """The two further explorers ("Why ÷√d", "Long-context cost") as tabs of the static export.
 
     tabs = explorer_tabs()
-    tabs.root      # a Bokeh Tabs model: add it to the exported document
+    tabs.root      # a Bokeh Div: the tab strip and panels; add it to the exported document
     tabs.area      # ("more", label): the page area (static/page.css) it goes in
     tabs.scripts   # JavaScript texts to inline before the document, in order
 
 The tabs hold the very pages the served app shows (widgets/saturation_page.py,
 widgets/cost_page.py, built from the same view data), wired with CustomJS
-instead of Python callbacks.  Each callback hands the event to
+instead of Python callbacks.  Each page is a Bokeh document of its own, kept
+in the file as JSON and embedded when its tab is first opened.  Each callback hands the event to
 static/explorer_tabs.js, which runs the pure ports (static/saturation.js,
 static/cost.js, both on static/pyformat.js) and writes their view data into
 the same sources, ranges, spans and Divs the served views write.  Each port
@@ -18,13 +19,14 @@ fact is declared twice.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from bokeh.layouts import column
-from bokeh.models import CustomJS, TabPanel, Tabs
+from bokeh.embed import json_item
+from bokeh.models import CustomJS, Div, InlineStyleSheet
 
 from widgets import cost_viewdata, saturation_viewdata
 from widgets.cost_page import T_STOPS, CostPage
@@ -45,7 +47,7 @@ COST_TITLE = "Long-context cost"
 
 @dataclass(frozen=True)
 class ExplorerTabs:
-    root: Tabs
+    root: Div
     area: tuple[str, str]
     scripts: tuple[str, ...]
     saturation: SaturationPage
@@ -63,7 +65,8 @@ def _callback(handler: str, kind: str, models: dict) -> CustomJS:
     return CustomJS(args={"M": models}, code=f"window.ExplorerTabs.{handler}({json.dumps(kind)}, cb_obj, M);")
 
 
-def cost_tab(settings: CostSettings | None = None) -> tuple[CostPage, TabPanel]:
+def cost_page(settings: CostSettings | None = None) -> CostPage:
+    """The served cost page, its controls wired to static/explorer_tabs.js."""
     s = settings or CostSettings()
     page = CostPage(cost_viewdata.view_data(s.cost, s.gpu_gb), s.inputs(), s.preset)
     plot = page.plot
@@ -92,10 +95,11 @@ def cost_tab(settings: CostSettings | None = None) -> tuple[CostPage, TabPanel]:
     page.gpu_slider.js_on_change("value", _callback("cost", "gpu", models))
     for name, box in page.boxes.items():
         box.js_on_change("value", _callback("cost", name, models))
-    return page, TabPanel(child=page.layout, title=COST_TITLE)
+    return page
 
 
-def saturation_tab(settings: SaturationSettings | None = None) -> tuple[SaturationPage, TabPanel]:
+def saturation_page(settings: SaturationSettings | None = None) -> SaturationPage:
+    """The served saturation page, its controls wired to static/explorer_tabs.js."""
     s = settings or SaturationSettings()
     page = SaturationPage(saturation_viewdata.view_data(s.curve, s.point), s.inputs())
     plots = page.plots
@@ -115,37 +119,56 @@ def saturation_tab(settings: SaturationSettings | None = None) -> tuple[Saturati
     page.d_buttons.js_on_change("active", _callback("saturation", "d", models))
     for name, box in page.boxes.items():
         box.js_on_change("value", _callback("saturation", name, models))
-    return page, TabPanel(child=page.layout, title=SATURATION_TITLE)
+    return page
 
 
-def _opened_on_demand(tabs: Tabs) -> None:
-    """Each page drawn only when its tab is first opened, as in the served app.
+TABS_CSS = """
+.more-tabs { display: flex; gap: 2px; border-bottom: 1px solid #ccc; margin: 0 0 8px 0; }
+.more-tabs button { font: inherit; font-size: 14px; padding: 6px 12px; border: 1px solid #ccc;
+  border-bottom: none; border-radius: 4px 4px 0 0; background: #f4f4f4; color: #333; cursor: pointer; }
+.more-tabs button[aria-selected="true"] { background: #fff; font-weight: 600; margin-bottom: -1px;
+  border-bottom: 1px solid #fff; }
+.more-panel[hidden] { display: none; }
+"""
 
-    BokehJS builds the views of every tab when the page loads, shown or not; with the two pages'
-    four figures the whole export took longer to become interactive.  Until its tab is opened, a
-    page waits in the document (referenced by the callback) while its tab shows an empty column.
-    """
-    holders, pages = [], []
-    for panel in tabs.tabs[1:]:
-        pages.append(panel.child)
-        panel.child = column(text_panel("<p>Opening…</p>"), name=f"{panel.child.name}-holder")
-        holders.append(panel.child)
-    tabs.js_on_change(
-        "active",
-        CustomJS(
-            args={"holders": holders, "pages": pages},
-            code="const k = cb_obj.active - 1;"
-            " if (k >= 0 && holders[k].children[0] !== pages[k]) holders[k].children = [pages[k]];",
-        ),
+
+def tabs_html(tabs: list[tuple[str, str, str]]) -> str:
+    """A tab strip and one panel per tab: (name, title, the panel's HTML); the first is open."""
+    buttons = "".join(
+        f'<button type="button" role="tab" data-tab="{name}" aria-selected="{str(k == 0).lower()}"'
+        f' onclick="ExplorerTabs.open(this)">{html.escape(title)}</button>'
+        for k, (name, title, _) in enumerate(tabs)
     )
+    panels = "".join(
+        f'<div class="more-panel" role="tabpanel" data-tab="{name}"{"" if k == 0 else " hidden"}>{body}</div>'
+        for k, (name, _, body) in enumerate(tabs)
+    )
+    return f'<div class="more-tabs" role="tablist">{buttons}</div>{panels}'
 
 
 def explorer_tabs() -> ExplorerTabs:
-    """The tabs, on the served app's defaults, wired for the browser."""
-    saturation, saturation_panel = saturation_tab()
-    cost, cost_panel = cost_tab()
-    intro = TabPanel(child=text_panel(intro_html(), name="more-intro", width=900), title=AREA[1])
-    root = Tabs(tabs=[intro, saturation_panel, cost_panel], name=AREA[0])  # the template finds roots by name
-    _opened_on_demand(root)
-    scripts = tuple((STATIC / name).read_text() for name in SCRIPTS)
+    """The tabs, on the served app's defaults, wired for the browser.
+
+    Each page is its own Bokeh document, made (from JSON in the file) only when its tab is first
+    opened, as the served app builds them: with their ~300 models in the page's document, BokehJS
+    took longer to make the head interactive, tabs open or not.
+    """
+    saturation, cost = saturation_page(), cost_page()
+    items = {
+        "saturation": json.dumps(json_item(saturation.layout)),
+        "cost": json.dumps(json_item(cost.layout)),
+    }
+    body = tabs_html(
+        [
+            (AREA[0], AREA[1], intro_html()),
+            ("saturation", SATURATION_TITLE, ""),
+            ("cost", COST_TITLE, ""),
+        ]
+    )
+    root = text_panel(body, name=AREA[0], sizing_mode="stretch_width")  # the template finds roots by name
+    root.stylesheets = [*root.stylesheets, InlineStyleSheet(css=TABS_CSS)]
+    scripts = (
+        *((STATIC / name).read_text() for name in SCRIPTS),
+        f"ExplorerTabs.items = {json.dumps(items)};",
+    )
     return ExplorerTabs(root=root, area=AREA, scripts=scripts, saturation=saturation, cost=cost)

@@ -142,5 +142,27 @@
     }
   }
 
-  window.ExplorerTabs = { cost, saturation, states: pages };
+  // --- the tab strip (app/export_explorers.py tabs_html) ------------------------------------
+
+  /**
+   * Show the tab of `button`; the first time a page's tab opens, embed its Bokeh document (JSON
+   * in ExplorerTabs.items).  Works inside the Div's shadow root, and for several pages at once.
+   */
+  function open(button) {
+    const root = button.getRootNode();
+    const name = button.dataset.tab;
+    for (const b of root.querySelectorAll('.more-tabs button')) b.setAttribute('aria-selected', String(b === button));
+    let target = null;
+    for (const panel of root.querySelectorAll('.more-panel')) {
+      panel.hidden = panel.dataset.tab !== name;
+      if (!panel.hidden) target = panel;
+    }
+    const item = window.ExplorerTabs.items[name];
+    if (target && item && !target.dataset.embedded) {
+      target.dataset.embedded = 'yes';
+      Bokeh.embed.embed_item(JSON.parse(item), target).catch((err) => console.error(err));
+    }
+  }
+
+  window.ExplorerTabs = { cost, saturation, open, states: pages, items: {} };
 })();

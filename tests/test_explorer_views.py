@@ -305,4 +305,5 @@ def test_the_three_states_refuse_bad_input_the_same_way():
         assert message_html(state.message) == f'<div class="alert">{state.message}</div>'
         assert state.apply(**{field: before[field]}) and state.message == ""
     cost = CostSettings()
-    assert not cost.refuse_empty("element_bytes") and cost.message == "element_bytes needs a number; kept 2.0."
+    assert not cost.refuse_empty("element_bytes")
+    assert cost.message == "element_bytes needs a number; kept 2.0."

@@ -32,10 +32,14 @@ def exported(tmp_path_factory):
     return out
 
 
+# Each tab's page is a Bokeh document of its own, embedded when the tab is first opened.
+FIND = "const find = (name) => Bokeh.documents.map(d => d.get_model_by_name(name)).find(m => m);"
+
+
 def source(page, name: str) -> dict:
     """A ColumnDataSource's columns as plain lists (NaN comes back as null)."""
     return page.evaluate(
-        "(name) => { const d = Bokeh.documents[0].get_model_by_name(name).data;"
+        "(name) => { " + FIND + " const d = find(name).data;"
         " const e = d instanceof Map ? [...d.entries()] : Object.entries(d);"
         " return Object.fromEntries(e.map(([k, v]) => [k, Array.from(v)])); }",
         name,
@@ -43,7 +47,7 @@ def source(page, name: str) -> dict:
 
 
 def text_of(page, name: str) -> str:
-    return page.evaluate("(name) => Bokeh.documents[0].get_model_by_name(name).text", name)
+    return page.evaluate("(name) => { " + FIND + " return find(name).text; }", name)
 
 
 def wait_for(page, name: str, column: str, value, timeout: float = 20.0) -> dict:
@@ -60,7 +64,7 @@ def wait_for(page, name: str, column: str, value, timeout: float = 20.0) -> dict
 
 def wait_for_text(page, name: str, part: str) -> None:
     page.wait_for_function(
-        "([name, part]) => Bokeh.documents[0].get_model_by_name(name).text.includes(part)",
+        "([name, part]) => { " + FIND + " const m = find(name); return m && m.text.includes(part); }",
         arg=[name, part],
         timeout=20000,
     )
@@ -92,7 +96,8 @@ def test_both_explorer_tabs_work_offline(exported, context, page, artifacts):
     page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=20000)
 
     # --- Why ÷√d -----------------------------------------------------------------------
-    page.locator(".bk-tab", has_text="Why ÷√d").click()
+    assert page.evaluate("() => Bokeh.documents.length") == 1  # the tabs' pages wait until opened
+    page.get_by_role("tab", name="Why ÷√d").click()
     page.get_by_role("button", name="16", exact=True).click()
     wait_for(page, "saturation-marker", "d", 16)
     assert_saturation_shows(page, SaturationSettings(d=16))
@@ -115,7 +120,7 @@ def test_both_explorer_tabs_work_offline(exported, context, page, artifacts):
     page.screenshot(path=str(artifacts / "export-saturation.png"), full_page=True)
 
     # --- Long-context cost ----------------------------------------------------------------
-    page.locator(".bk-tab", has_text="Long-context cost").click()
+    page.get_by_role("tab", name="Long-context cost").click()
     page.wait_for_selector("text=What a long context costs")
     for number in ("1.6 × 10¹⁰", "≈ 33 GB", "≈ 1 TB"):
         assert number in text_of(page, "cost-readout")
@@ -139,4 +144,8 @@ def test_both_explorer_tabs_work_offline(exported, context, page, artifacts):
     assert kv.input_value() == "8"
     page.wait_for_timeout(300)
     page.screenshot(path=str(artifacts / "export-cost.png"), full_page=True)
+    assert page.evaluate("() => Bokeh.documents.length") == 3
+    page.get_by_role("tab", name="Why ÷√d").click()  # back again: the same page, as it was left
+    wait_for_text(page, "saturation-readout", "seed 3.")
+    assert page.evaluate("() => Bokeh.documents.length") == 3
     net.check()
