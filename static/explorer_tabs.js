@@ -14,7 +14,9 @@
  */
 (function () {
   'use strict';
-  const pages = new WeakMap(); // one state per embedded page, keyed by a control of that page
+  // One state per embedded page, keyed by a control of that page; kept if a second copy of the page
+  // on the same web page loads this file again.
+  const pages = (window.ExplorerTabs && window.ExplorerTabs.states) || new WeakMap();
 
   function entry(M, make) {
     let e = pages.get(M.key);
@@ -164,5 +166,5 @@
     }
   }
 
-  window.ExplorerTabs = { cost, saturation, open, states: pages, items: {} };
+  window.ExplorerTabs = { cost, saturation, open, states: pages, items: {} }; // items: set by the page
 })();
