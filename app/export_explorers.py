@@ -8,10 +8,11 @@
 The tabs hold the very pages the served app shows (widgets/saturation_page.py,
 widgets/cost_page.py, built from the same view data), wired with CustomJS
 instead of Python callbacks.  Each page is a Bokeh document of its own, kept
-in the file as JSON and embedded when its tab is first opened.  Each callback hands the event to
-static/explorer_tabs.js, which runs the pure ports (static/saturation.js,
-static/cost.js, both on static/pyformat.js) and writes their view data into
-the same sources, ranges, spans and Divs the served views write.  Each port
+in the file as JSON and embedded when its tab is first opened.  Each callback
+hands the event to static/explorer_tabs.js, which runs the pure ports
+(static/saturation.js, static/cost.js, both on static/pyformat.js) and writes
+their view data into the same sources, ranges, spans and Divs the served
+views write.  Each port
 gets its limits and presets as one JSON configuration made by Python
 (`js_config` in widgets/cost_state.py and widgets/saturation_state.py), so no
 fact is declared twice.
@@ -32,6 +33,7 @@ from widgets import cost_viewdata, saturation_viewdata
 from widgets.cost_page import T_STOPS, CostPage
 from widgets.cost_state import CostSettings
 from widgets.cost_state import js_config as cost_config
+from widgets.going_further import COST_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
 from widgets.saturation_page import SaturationPage
 from widgets.saturation_state import SaturationSettings
 from widgets.saturation_state import js_config as saturation_config
@@ -40,9 +42,7 @@ from widgets.style import text_panel
 STATIC = Path(__file__).resolve().parents[1] / "static"
 # Loaded in this order: the ports need PyFormat, the binding needs the ports.
 SCRIPTS = ("pyformat.js", "cost.js", "saturation.js", "explorer_tabs.js")
-AREA = ("more", "Going further")
-SATURATION_TITLE = "Why ÷√d"
-COST_TITLE = "Long-context cost"
+AREA = ("more", TAB_TITLE)
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,7 @@ class ExplorerTabs:
 
 
 def intro_html() -> str:
-    """The first tab's text: the served page's (app/served_page.py MORE_INTRO), its **bold** as <b>."""
-    from app.served_page import MORE_INTRO
-
+    """The first tab's text, as the served page's (widgets/going_further.py), its **bold** as <b>."""
     return "<p>" + re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", MORE_INTRO) + "</p>"
 
 
