@@ -587,6 +587,14 @@ def render(
     page = build_page(preset, presets)
     scripts = head_scripts(attention_js)
     roots = {name: page.roots[name] for name, _ in AREAS}
+    areas = AREAS
+    # --- the two further explorers as tabs (app/export_explorers.py) ---
+    from app.export_explorers import explorer_tabs
+
+    more = explorer_tabs()
+    roots[more.area[0]], areas = more.root, (*AREAS, more.area)
+    scripts = "\n".join([scripts, *map(_script, more.scripts)])
+    # --- end of the further explorers ---
     if fragment:
         script, divs = components(roots)
         bundle = bundle_for_objs_and_resources(list(roots.values()), RESOURCES)
@@ -594,7 +602,7 @@ def render(
         bokeh_js = "\n".join(bundle)
         sections = "".join(
             f'<section class="area-{name}" aria-label="{label}">{divs[name]}</section>'
-            for name, label in AREAS
+            for name, label in areas
         )
         return "\n".join(
             [
@@ -617,7 +625,7 @@ def render(
             "head_scripts": scripts,
             "page_css": page_css(),
             "header": header_html(),
-            "areas": AREAS,
+            "areas": areas,
         },
     )
 

@@ -11,6 +11,7 @@ import panel as pn
 
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
+from widgets.going_further import COST_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
 from widgets.saturation_view import SaturationView
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,13 +45,6 @@ TEMPLATE = (
 )
 
 
-MORE_INTRO = (
-    "Two more explorers, one tab each: **Why ÷√d** shows how raw dot products spread out as the head "
-    "width d grows, and what dividing by √d does to the weights; **Long-context cost** works out how the "
-    "scores matrix grows with the context length."
-)
-
-
 def going_further():
     """Two further explorers, each built the first time its tab is opened.
 
@@ -59,9 +53,9 @@ def going_further():
     (measured), and every session paid for their Bokeh models.
     """
     return pn.Tabs(
-        ("Going further", pn.pane.Markdown(MORE_INTRO, sizing_mode="stretch_width")),
-        ("Why ÷√d", pn.param.ParamFunction(lambda: SaturationView(), lazy=True)),
-        ("Long-context cost", pn.param.ParamFunction(lambda: CostView(), lazy=True)),
+        (TAB_TITLE, pn.pane.Markdown(MORE_INTRO, sizing_mode="stretch_width")),
+        (SATURATION_TITLE, pn.param.ParamFunction(lambda: SaturationView(), lazy=True)),
+        (COST_TITLE, pn.param.ParamFunction(lambda: CostView(), lazy=True)),
         dynamic=True,  # only the open tab is rendered
     )
 

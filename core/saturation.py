@@ -8,8 +8,12 @@ softmax stays soft.  The functions below measure exactly that: the spread of
 raw scores, and the sharpness of the softmax (largest weight, entropy) with
 and without the division, for one d or a sweep of them.
 
-Everything is seeded (numpy.random.default_rng), so a seed always gives the
-same numbers.
+Everything is seeded: the numbers come from core/rng.py, a generator with a
+JavaScript twin in static/saturation.js, so a seed gives the same numbers
+here, in the served page and in the static page.  Trial j uses normals
+j·(T + 1)·d … (j + 1)·(T + 1)·d − 1 of the seed's sequence: first its query
+(d numbers), then its T keys (d each), so how the trials are batched changes
+nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 
 from core.attention import AttentionError, softmax
 from core.cost import as_count
+from core.rng import LARGEST_SEED, normals
 
 LARGEST_D = 4096
 LARGEST_T = 4096
@@ -94,7 +99,6 @@ def saturation_point(
             f"more than the {LARGEST_DRAWS:,} allowed: use fewer trials, a smaller T or a smaller d"
         )
 
-    rng = np.random.default_rng(seed)
     sqrt_d = math.sqrt(d)
     batch = max(1, CHUNK_NUMBERS // ((T + 1) * d))
     n = 0
@@ -102,8 +106,8 @@ def saturation_point(
     max_raw = max_scaled = ent_raw = ent_scaled = 0.0
     for start in range(0, trials, batch):
         b = min(batch, trials - start)
-        q = rng.standard_normal((b, d))
-        K = rng.standard_normal((b, T, d))
+        block = normals(seed, start * (T + 1) * d, (start + b) * (T + 1) * d).reshape(b, T + 1, d)
+        q, K = block[:, 0, :], block[:, 1:, :]
         S = np.einsum("bd,btd->bt", q, K)  # one row of T scores per trial
         n += S.size
         total += float(S.sum())
@@ -199,9 +203,10 @@ def saturation_curve(
 
 
 def as_seed(value) -> int:
-    """A seed for numpy.random.default_rng: a whole number ≥ 0, else AttentionError."""
+    """A seed for core.rng: a whole number from 0 to 2³² − 1, else AttentionError."""
+    expected = f"expected a whole number from 0 to {LARGEST_SEED:,}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise AttentionError(f"seed is {value!r}; expected a whole number ≥ 0")
-    if not float(value).is_integer() or value < 0:
-        raise AttentionError(f"seed is {value!r}; expected a whole number ≥ 0")
+        raise AttentionError(f"seed is {value!r}; {expected}")
+    if not float(value).is_integer() or not 0 <= value <= LARGEST_SEED:
+        raise AttentionError(f"seed is {value!r}; {expected}")
     return int(value)

@@ -12,20 +12,14 @@ import panel as pn
 import pytest
 
 from core.cost import PRESETS, long_context_cost
-from widgets.cost_view import (
-    CUSTOM,
-    DEFAULT_PRESET,
-    CostSettings,
-    CostView,
-    frame,
-    line_columns,
-    point_columns,
-    readout_html,
-    readout_rows,
-)
-from widgets.cost_view import message_html as cost_message_html
-from widgets.saturation_view import WIDTHS, SaturationSettings, SaturationView
-from widgets.saturation_view import readout_html as saturation_readout
+from widgets.cost_page import T_STOPS
+from widgets.cost_state import CUSTOM, DEFAULT_PRESET, CostSettings
+from widgets.cost_view import CostView
+from widgets.cost_viewdata import frame, line_columns, point_columns, readout_html, readout_rows
+from widgets.refusal import message_html
+from widgets.saturation_state import WIDTHS, SaturationSettings
+from widgets.saturation_view import SaturationView
+from widgets.saturation_viewdata import readout_html as saturation_readout
 
 CHAPTER_NUMBERS = ("1.6 × 10¹⁰", "≈ 33 GB", "≈ 1 TB")
 
@@ -93,36 +87,38 @@ def test_saturation_readout_names_the_numbers():
 
 def test_saturation_view_updates_sources_in_place():
     v = SaturationView()
-    figs = v.plots.figures
-    sources = (v.plots.curve, v.plots.marker, v.plots.reference)
-    entropy_range = v.plots.entropy.y_range
-    old_curve, old_readout = v.plots.curve.data["score_std"], v.readout.object
+    p = v.page
+    figs = p.plots.figures
+    sources = (p.plots.curve, p.plots.marker, p.plots.reference)
+    entropy_range = p.plots.entropy.y_range
+    old_curve, old_readout = p.plots.curve.data["score_std"], p.readout.text
 
-    v.d_buttons.value = 16  # as a click would
+    p.d_buttons.active = WIDTHS.index(16)  # as a click would
     assert v.settings.d == 16
-    assert v.plots.marker.data["d"] == [16, 16]
-    assert all(span.location == 16 for span in v.plots.chosen)
-    assert "d = 16" in v.readout.object and v.readout.object != old_readout
-    assert v.plots.curve.data["score_std"] == old_curve  # only the marker moved
+    assert p.plots.marker.data["d"] == [16, 16]
+    assert all(span.location == 16 for span in p.plots.chosen)
+    assert "d = 16" in p.readout.text and p.readout.text != old_readout
+    assert p.plots.curve.data["score_std"] == old_curve  # only the marker moved
 
-    v.T_input.value = 32
-    assert v.plots.curve.data["score_std"] != old_curve
-    assert v.plots.entropy.y_range is entropy_range
+    p.boxes["T"].value = 32
+    assert p.plots.curve.data["score_std"] != old_curve
+    assert p.plots.entropy.y_range is entropy_range
     assert entropy_range.end == pytest.approx(1.08 * math.log(32))
-    assert v.plots.figures == figs
-    assert (v.plots.curve, v.plots.marker, v.plots.reference) == sources
+    assert p.plots.figures == figs
+    assert (p.plots.curve, p.plots.marker, p.plots.reference) == sources
 
 
 def test_saturation_view_bad_widget_input_keeps_state_with_a_message():
     v = SaturationView()
+    p = v.page
     point = v.settings.point
-    v.T_input.value = 5000
-    assert "T is 5000" in v.message.object
-    assert v.T_input.value == 64 and v.settings.point is point
-    v.seed_input.value = None
-    assert "seed needs a number" in v.message.object and v.seed_input.value == 0
-    v.seed_input.value = 3
-    assert v.message.object == "" and v.settings.seed == 3
+    p.boxes["T"].value = 5000
+    assert "T is 5000" in p.message.text
+    assert p.boxes["T"].value == 64 and v.settings.point is point
+    p.boxes["seed"].value = None
+    assert "seed needs a number" in p.message.text and p.boxes["seed"].value == 0
+    p.boxes["seed"].value = 3
+    assert p.message.text == "" and v.settings.seed == 3
 
 
 def test_views_render_standalone():
@@ -205,7 +201,8 @@ def test_cost_plot_columns_meet_at_the_crossover():
 
 
 def test_messages_are_escaped():
-    assert "<script>" not in cost_message_html("<script>alert(1)</script>")
+    assert "<script>" not in message_html("<script>alert(1)</script>")
+    assert message_html("") == ""
 
 
 # --- cost: view ------------------------------------------------------------------
@@ -213,41 +210,44 @@ def test_messages_are_escaped():
 
 def test_cost_view_updates_in_place_and_syncs_widgets():
     v = CostView()
-    fig, x_range, y_range = v.plot.figure, v.plot.figure.x_range, v.plot.figure.y_range
-    lines, points = v.plot.lines, v.plot.points
+    p = v.page
+    fig, x_range, y_range = p.plot.figure, p.plot.figure.x_range, p.plot.figure.y_range
+    lines, points = p.plot.lines, p.plot.points
     for number in CHAPTER_NUMBERS:
-        assert number in v.readout.object
+        assert number in p.readout.text
 
-    v.T_slider.value = 1_000_000
-    assert v.settings.T == 1_000_000 and v.inputs["T"].value == 1_000_000
-    assert v.plot.now.location == 1_000_000
-    assert "T² = 1.0 × 10¹²" in v.readout.object
+    p.T_slider.value = T_STOPS.index(1_000_000)
+    assert v.settings.T == 1_000_000 and p.boxes["T"].value == 1_000_000
+    assert p.plot.now.location == 1_000_000
+    assert "T² = 1.0 × 10¹²" in p.readout.text
 
-    v.preset_select.value = "Llama 3.1 405B (128k)"
-    assert v.settings.heads == 128 and v.inputs["heads"].value == 128 and v.inputs["T"].value == 128_000
-    assert v.plot.cross.location == 18_432
+    p.preset.value = "Llama 3.1 405B (128k)"
+    assert v.settings.heads == 128 and p.boxes["heads"].value == 128 and p.boxes["T"].value == 128_000
+    assert p.plot.cross.location == 18_432
+    assert p.T_slider.value == T_STOPS.index(128_000)
 
-    v.inputs["kv_heads"].value = 128  # no sharing: the dashed line and its legend entry go
-    assert not v.plot.mha_item.visible and v.preset_select.value == CUSTOM
+    p.boxes["kv_heads"].value = 128  # no sharing: the dashed line and its legend entry go
+    assert not p.plot.mha_item.visible and not p.plot.mha.visible and p.preset.value == CUSTOM
 
-    assert (v.plot.figure, v.plot.figure.x_range, v.plot.figure.y_range) == (fig, x_range, y_range)
-    assert (v.plot.lines, v.plot.points) == (lines, points)
+    assert (p.plot.figure, p.plot.figure.x_range, p.plot.figure.y_range) == (fig, x_range, y_range)
+    assert (p.plot.lines, p.plot.points) == (lines, points)
 
 
 def test_cost_view_bad_widget_input_keeps_state_with_a_message():
     v = CostView()
+    p = v.page
     cost = v.settings.cost
-    v.inputs["T"].value = 0
-    assert "T is 0" in v.message.object and v.inputs["T"].value == 128_000
-    v.inputs["kv_heads"].value = 7
-    assert "kv_heads is 7" in v.message.object and v.inputs["kv_heads"].value == 8
-    v.inputs["d"].value = None
-    assert "d needs a number" in v.message.object and v.inputs["d"].value == 128
+    p.boxes["T"].value = 0
+    assert "T is 0" in p.message.text and p.boxes["T"].value == 128_000
+    p.boxes["kv_heads"].value = 7
+    assert "kv_heads is 7" in p.message.text and p.boxes["kv_heads"].value == 8
+    p.boxes["d"].value = None
+    assert "d needs a number" in p.message.text and p.boxes["d"].value == 128
     assert v.settings.cost is cost
     for number in CHAPTER_NUMBERS:
-        assert number in v.readout.object
-    v.inputs["d"].value = 64
-    assert v.message.object == ""
+        assert number in p.readout.text
+    p.boxes["d"].value = 64
+    assert p.message.text == ""
 
 
 # --- the served page in Chromium ---------------------------------------------------
@@ -291,3 +291,19 @@ def test_served_explorers_in_chromium(page, artifacts, tmp_path):
         page.screenshot(path=str(artifacts / "cost.png"), full_page=True)
     assert errors == []
     assert "Traceback" not in log.read_text()
+
+
+def test_the_three_states_refuse_bad_input_the_same_way():
+    from widgets.refusal import Refusing
+    from widgets.state import HeadState
+
+    for state, field in ((HeadState(), "x_scale"), (CostSettings(), "T"), (SaturationSettings(), "T")):
+        assert isinstance(state, Refusing)
+        before = {name: getattr(state, name) for name in (field, "message")}
+        assert not state.apply(**{field: float("nan")})
+        assert state.message.startswith(field) and getattr(state, field) == before[field]
+        assert message_html(state.message) == f'<div class="alert">{state.message}</div>'
+        assert state.apply(**{field: before[field]}) and state.message == ""
+    cost = CostSettings()
+    assert not cost.refuse_empty("element_bytes")
+    assert cost.message == "element_bytes needs a number; kept 2.0."

@@ -8,7 +8,6 @@ message per move and no figure is ever rebuilt.
 
 from __future__ import annotations
 
-import html
 import io
 import logging
 from functools import partial
@@ -22,6 +21,7 @@ from widgets.controls import CUSTOM, active_for, is_on, preset_note, query_optio
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
 from widgets.page import HeadPage
+from widgets.refusal import message_html
 from widgets.state import HeadState
 from widgets.url_state import apply_params, encode
 from widgets.viewdata import view_data
@@ -214,7 +214,7 @@ class HeadExplorer(pn.viewable.Viewer):
             self._syncing = False
 
     def _show_message(self, text: str) -> None:
-        markup = f'<div class="alert">{html.escape(text)}</div>' if text else ""
+        markup = message_html(text)
         with pn.io.hold():
             self.page.controls.message.text = markup
             self.editor.message.text = markup

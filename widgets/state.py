@@ -14,6 +14,7 @@ import param
 
 from core.attention import NORMALISERS, AttentionError, Head, as_finite_number, attend
 from core.presets import PRESETS, Preset
+from widgets.refusal import Refusing
 
 MAX_TOKENS = 64  # presets may go this far; the editor stops at EDIT_MAX_TOKENS
 EDIT_MAX_TOKENS = 16
@@ -60,7 +61,7 @@ def _resize(M: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return out
 
 
-class HeadState(param.Parameterized):
+class HeadState(Refusing):
     """One head's inputs, the query being inspected, and the resulting Head."""
 
     tokens = param.List(default=list(PRESETS["chapter"].tokens), item_type=str)
@@ -78,7 +79,7 @@ class HeadState(param.Parameterized):
     preset = param.String(default="chapter", doc="The preset last loaded, or '' once edited")
 
     head = param.Parameter(default=None, constant=True, doc="The computed head, recomputed once per change")
-    message = param.String(default="", doc="Why the last change was refused, or ''")
+    # message (why the last change was refused, or ''): from Refusing, shared with the other explorers
 
     def __init__(self, **params):
         super().__init__(**params)

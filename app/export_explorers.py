@@ -1,0 +1,172 @@
+"""The two further explorers ("Why ÷√d", "Long-context cost") as tabs of the static export.
+
+    tabs = explorer_tabs()
+    tabs.root      # a Bokeh Div: the tab strip and panels; add it to the exported document
+    tabs.area      # ("more", label): the page area (static/page.css) it goes in
+    tabs.scripts   # JavaScript texts to inline before the document, in order
+
+The tabs hold the very pages the served app shows (widgets/saturation_page.py,
+widgets/cost_page.py, built from the same view data), wired with CustomJS
+instead of Python callbacks.  Each page is a Bokeh document of its own, kept
+in the file as JSON and embedded when its tab is first opened.  Each callback
+hands the event to static/explorer_tabs.js, which runs the pure ports
+(static/saturation.js, static/cost.js, both on static/pyformat.js) and writes
+their view data into the same sources, ranges, spans and Divs the served
+views write.  Each port
+gets its limits and presets as one JSON configuration made by Python
+(`js_config` in widgets/cost_state.py and widgets/saturation_state.py), so no
+fact is declared twice.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from bokeh.embed import json_item
+from bokeh.models import CustomJS, Div, InlineStyleSheet
+
+from widgets import cost_viewdata, saturation_viewdata
+from widgets.cost_page import T_STOPS, CostPage
+from widgets.cost_state import CostSettings
+from widgets.cost_state import js_config as cost_config
+from widgets.going_further import COST_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
+from widgets.saturation_page import SaturationPage
+from widgets.saturation_state import SaturationSettings
+from widgets.saturation_state import js_config as saturation_config
+from widgets.style import text_panel
+
+STATIC = Path(__file__).resolve().parents[1] / "static"
+# Loaded in this order: the ports need PyFormat, the binding needs the ports.
+SCRIPTS = ("pyformat.js", "cost.js", "saturation.js", "explorer_tabs.js")
+AREA = ("more", TAB_TITLE)
+
+
+@dataclass(frozen=True)
+class ExplorerTabs:
+    root: Div
+    area: tuple[str, str]
+    scripts: tuple[str, ...]
+    saturation: SaturationPage
+    cost: CostPage
+
+
+def intro_html() -> str:
+    """The first tab's text, as the served page's (widgets/going_further.py), its **bold** as <b>."""
+    return "<p>" + re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", MORE_INTRO) + "</p>"
+
+
+def _callback(handler: str, kind: str, models: dict) -> CustomJS:
+    return CustomJS(args={"M": models}, code=f"window.ExplorerTabs.{handler}({json.dumps(kind)}, cb_obj, M);")
+
+
+def cost_page(settings: CostSettings | None = None) -> CostPage:
+    """The served cost page, its controls wired to static/explorer_tabs.js."""
+    s = settings or CostSettings()
+    page = CostPage(cost_viewdata.view_data(s.cost, s.gpu_gb), s.inputs(), s.preset)
+    plot = page.plot
+    models = {
+        "key": page.preset,
+        "config": json.dumps({**cost_config(s), "t_stops": list(T_STOPS)}),
+        "lines": plot.lines,
+        "points": plot.points,
+        "x_range": plot.figure.x_range,
+        "y_range": plot.figure.y_range,
+        "now": plot.now,
+        "now_label": plot.now_label,
+        "cross": plot.cross,
+        "cross_label": plot.cross_label,
+        "mha": plot.mha,
+        "mha_item": plot.mha_item,
+        "readout": page.readout,
+        "message": page.message,
+        "preset": page.preset,
+        "T_slider": page.T_slider,
+        "boxes": dict(page.boxes),
+        "gpu": page.gpu_slider,
+    }
+    page.preset.js_on_change("value", _callback("cost", "preset", models))
+    page.T_slider.js_on_change("value", _callback("cost", "T_slider", models))
+    page.gpu_slider.js_on_change("value", _callback("cost", "gpu", models))
+    for name, box in page.boxes.items():
+        box.js_on_change("value", _callback("cost", name, models))
+    return page
+
+
+def saturation_page(settings: SaturationSettings | None = None) -> SaturationPage:
+    """The served saturation page, its controls wired to static/explorer_tabs.js."""
+    s = settings or SaturationSettings()
+    page = SaturationPage(saturation_viewdata.view_data(s.curve, s.point), s.inputs())
+    plots = page.plots
+    models = {
+        "key": page.d_buttons,
+        "config": json.dumps(saturation_config(s, with_curve=True)),
+        "curve": plots.curve,
+        "reference": plots.reference,
+        "marker": plots.marker,
+        "entropy_range": plots.entropy.y_range,
+        "chosen": list(plots.chosen),
+        "readout": page.readout,
+        "message": page.message,
+        "d": page.d_buttons,
+        "boxes": dict(page.boxes),
+    }
+    page.d_buttons.js_on_change("active", _callback("saturation", "d", models))
+    for name, box in page.boxes.items():
+        box.js_on_change("value", _callback("saturation", name, models))
+    return page
+
+
+TABS_CSS = """
+.more-tabs { display: flex; gap: 2px; border-bottom: 1px solid #ccc; margin: 0 0 8px 0; }
+.more-tabs button { font: inherit; font-size: 14px; padding: 6px 12px; border: 1px solid #ccc;
+  border-bottom: none; border-radius: 4px 4px 0 0; background: #f4f4f4; color: #333; cursor: pointer; }
+.more-tabs button[aria-selected="true"] { background: #fff; font-weight: 600; margin-bottom: -1px;
+  border-bottom: 1px solid #fff; }
+.more-panel[hidden] { display: none; }
+"""
+
+
+def tabs_html(tabs: list[tuple[str, str, str]]) -> str:
+    """A tab strip and one panel per tab: (name, title, the panel's HTML); the first is open."""
+    buttons = "".join(
+        f'<button type="button" role="tab" data-tab="{name}" aria-selected="{str(k == 0).lower()}"'
+        f' onclick="ExplorerTabs.open(this)">{html.escape(title)}</button>'
+        for k, (name, title, _) in enumerate(tabs)
+    )
+    panels = "".join(
+        f'<div class="more-panel" role="tabpanel" data-tab="{name}"{"" if k == 0 else " hidden"}>{body}</div>'
+        for k, (name, _, body) in enumerate(tabs)
+    )
+    return f'<div class="more-tabs" role="tablist">{buttons}</div>{panels}'
+
+
+def explorer_tabs() -> ExplorerTabs:
+    """The tabs, on the served app's defaults, wired for the browser.
+
+    Each page is its own Bokeh document, made (from JSON in the file) only when its tab is first
+    opened, as the served app builds them: with their ~300 models in the page's document, BokehJS
+    took longer to make the head interactive, tabs open or not.
+    """
+    saturation, cost = saturation_page(), cost_page()
+    items = {
+        "saturation": json.dumps(json_item(saturation.layout)),
+        "cost": json.dumps(json_item(cost.layout)),
+    }
+    body = tabs_html(
+        [
+            (AREA[0], AREA[1], intro_html()),
+            ("saturation", SATURATION_TITLE, ""),
+            ("cost", COST_TITLE, ""),
+        ]
+    )
+    root = text_panel(body, name=AREA[0], sizing_mode="stretch_width")  # the template finds roots by name
+    root.stylesheets = [*root.stylesheets, InlineStyleSheet(css=TABS_CSS)]
+    scripts = (
+        *((STATIC / name).read_text() for name in SCRIPTS),
+        f"ExplorerTabs.items = {json.dumps(items)};",
+    )
+    return ExplorerTabs(root=root, area=AREA, scripts=scripts, saturation=saturation, cost=cost)

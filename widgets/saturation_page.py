@@ -1,0 +1,238 @@
+"""Every Bokeh model of the "Why ÷√d" explorer, made once.
+
+The served view (widgets/saturation_view.py) and the static export
+(app/export_explorers.py) build this same page; they differ only in who
+computes the next view data: Python on the server, or static/saturation.js
+in the browser.  `update` writes one state's view data
+(widgets/saturation_viewdata.py) into the existing models; `show_inputs`
+makes the controls show the inputs.
+"""
+
+from __future__ import annotations
+
+from bokeh.layouts import column, row
+from bokeh.models import (
+    ColumnDataSource,
+    FixedTicker,
+    HoverTool,
+    Legend,
+    NumericInput,
+    RadioButtonGroup,
+    Range1d,
+    Span,
+)
+from bokeh.plotting import figure
+
+from widgets.saturation_state import MAX_T, MIN_T, WIDTHS
+from widgets.saturation_viewdata import RAW, SCALED
+from widgets.style import text_panel
+
+REFERENCE = "#555555"
+CHOSEN = "#E69F00"
+
+INTRO = (
+    "<h2 style='margin:4px 0'>Why divide by √d?</h2>"
+    "<p style='font-size:15px;margin:2px 0'>Random queries and keys with spread 1, as an "
+    "untrained head has. Pick a head width and compare the softmax with and without the "
+    "division.</p>"
+)
+# The number boxes: input name, label, width in pixels.
+NUMBER_BOXES = (
+    ("seed", "seed", 100),
+    ("T", f"keys per query T ({MIN_T}–{MAX_T})", 180),
+    ("trials", "trials (queries)", 120),
+)
+
+
+def width_button(d: int) -> int | None:
+    """The width buttons' active index for d, or None when d is not one of WIDTHS."""
+    return WIDTHS.index(d) if d in WIDTHS else None
+
+
+def _style(fig) -> None:
+    fig.toolbar.logo = None
+    fig.title.text_font_size = "15px"
+    fig.axis.axis_label_text_font_size = "14px"
+    fig.axis.axis_label_text_font_style = "normal"
+    fig.axis.major_label_text_font_size = "13px"
+    fig.xaxis.ticker = FixedTicker(ticks=list(WIDTHS))
+    fig.xaxis.axis_label = "head width d"
+    fig.min_border_right = 20
+
+
+def _legend(fig, items) -> None:
+    legend = Legend(items=items, location="top_left", label_text_font_size="13px", background_fill_alpha=0.85)
+    legend.click_policy = "hide"
+    fig.add_layout(legend, "center")
+
+
+class SaturationFigures:
+    """The three figures, their sources, and the spans marking the chosen d."""
+
+    def __init__(self, data: dict, *, width: int = 470, height: int = 330):
+        self.curve = ColumnDataSource(data["curve"], name="saturation-curve")
+        self.reference = ColumnDataSource(data["reference"], name="saturation-reference")
+        self.marker = ColumnDataSource(data["marker"], name="saturation-marker")
+        x_range = Range1d(1.6, 640)  # shared: the three figures pan together
+        self.chosen = []
+        hover = [("d", "@d"), ("raw q·k", "@{field_raw}{{0.000}}"), ("÷√d", "@{field_scaled}{{0.000}}")]
+
+        def tooltips(raw: str, scaled: str):
+            return [(k, v.format(field_raw=raw, field_scaled=scaled)) for k, v in hover]
+
+        def make(name: str, title: str, y_label: str, y_range, y_axis_type: str):
+            fig = figure(
+                title=title,
+                width=width,
+                height=height,
+                x_axis_type="log",
+                y_axis_type=y_axis_type,
+                x_range=x_range,
+                y_range=y_range,
+                tools="save",
+                toolbar_location="right",
+                name=name,
+            )
+            _style(fig)
+            fig.yaxis.axis_label = y_label
+            span = Span(
+                location=data["chosen"], dimension="height", line_color=CHOSEN, line_width=3, line_alpha=0.6
+            )
+            fig.add_layout(span)
+            self.chosen.append(span)
+            return fig
+
+        # 1. spread of the scores
+        self.spread = fig = make(
+            "saturation-spread", "Spread of the scores grows like √d", "spread (std) of scores",
+            Range1d(0.6, 40), "log",
+        )  # fmt: skip
+        fig.yaxis.ticker = FixedTicker(ticks=[1, 2, 4, 8, 16, 32])
+        ref = fig.line(
+            "d", "sqrt_d", source=self.reference, line_color=REFERENCE, line_dash="dashed", line_width=2
+        )
+        raw = fig.scatter("d", "score_std", source=self.curve, size=10, color=RAW, marker="triangle")
+        scaled = fig.scatter(
+            "d", "scaled_score_std", source=self.curve, size=9, color=SCALED, marker="circle"
+        )
+        fig.scatter(
+            "d", "spread", source=self.marker, size=18, fill_alpha=0, line_color="#222222", line_width=2
+        )
+        _legend(fig, [("raw q·k", [raw]), ("q·k ÷ √d", [scaled]), ("√d", [ref])])
+        fig.add_tools(HoverTool(renderers=[raw, scaled], tooltips=tooltips("score_std", "scaled_score_std")))
+
+        # 2. largest weight
+        self.weight = fig = make(
+            "saturation-weight", "Largest softmax weight (1 = one key gets it all)", "mean largest weight",
+            Range1d(0, 1.04), "linear",
+        )  # fmt: skip
+        uni = fig.line(
+            "d",
+            "uniform_weight",
+            source=self.reference,
+            line_color=REFERENCE,
+            line_dash="dotted",
+            line_width=2,
+        )
+        rl = fig.line(
+            "d", "max_weight_raw", source=self.curve, line_color=RAW, line_width=3, line_dash="dashed"
+        )
+        rp = fig.scatter("d", "max_weight_raw", source=self.curve, size=10, color=RAW, marker="triangle")
+        sl = fig.line("d", "max_weight_scaled", source=self.curve, line_color=SCALED, line_width=3)
+        sp = fig.scatter("d", "max_weight_scaled", source=self.curve, size=9, color=SCALED)
+        fig.scatter(
+            "d", "max_weight", source=self.marker, size=18, fill_alpha=0, line_color="#222222", line_width=2
+        )
+        _legend(fig, [("without ÷√d", [rl, rp]), ("with ÷√d", [sl, sp]), ("all keys equal (1/T)", [uni])])
+        fig.add_tools(HoverTool(renderers=[rp, sp], tooltips=tooltips("max_weight_raw", "max_weight_scaled")))
+
+        # 3. entropy
+        self.entropy = fig = make(
+            "saturation-entropy", "Entropy of the weights (0 = one-hot)", "mean entropy (nats)",
+            Range1d(*data["entropy_range"]), "linear",
+        )  # fmt: skip
+        uni = fig.line(
+            "d",
+            "uniform_entropy",
+            source=self.reference,
+            line_color=REFERENCE,
+            line_dash="dotted",
+            line_width=2,
+        )
+        rl = fig.line("d", "entropy_raw", source=self.curve, line_color=RAW, line_width=3, line_dash="dashed")
+        rp = fig.scatter("d", "entropy_raw", source=self.curve, size=10, color=RAW, marker="triangle")
+        sl = fig.line("d", "entropy_scaled", source=self.curve, line_color=SCALED, line_width=3)
+        sp = fig.scatter("d", "entropy_scaled", source=self.curve, size=9, color=SCALED)
+        fig.scatter(
+            "d", "entropy", source=self.marker, size=18, fill_alpha=0, line_color="#222222", line_width=2
+        )
+        _legend(fig, [("without ÷√d", [rl, rp]), ("with ÷√d", [sl, sp]), ("all keys equal (ln T)", [uni])])
+        fig.legend.location = "center_right"
+        fig.add_tools(HoverTool(renderers=[rp, sp], tooltips=tooltips("entropy_raw", "entropy_scaled")))
+
+    @property
+    def figures(self):
+        return (self.spread, self.weight, self.entropy)
+
+    def update(self, data: dict) -> None:
+        """New numbers into the existing sources; the entropy axis moves only when T does."""
+        if self.curve.data["score_std"] != data["curve"]["score_std"]:
+            self.curve.data = data["curve"]
+        if self.reference.data["uniform_weight"] != data["reference"]["uniform_weight"]:
+            self.reference.data = data["reference"]
+            self.entropy.y_range.update(start=data["entropy_range"][0], end=data["entropy_range"][1])
+        self.marker.data = data["marker"]
+        for span in self.chosen:
+            span.location = data["chosen"]
+
+
+class SaturationPage:
+    """The saturation explorer's figures, readout and controls, bound to nothing yet."""
+
+    def __init__(self, data: dict, inputs: dict):
+        self.plots = SaturationFigures(data)
+        self.intro = text_panel(INTRO, name="saturation-intro", sizing_mode="stretch_width")
+        self.readout = text_panel(
+            data["readout"], name="saturation-readout", width=430, styles={"font-size": "15px"}
+        )
+        self.message = text_panel("", name="saturation-message", width=430)
+        active = width_button(inputs["d"])
+        self.d_buttons = RadioButtonGroup(
+            labels=[str(d) for d in WIDTHS], active=0 if active is None else active, width=430,
+            name="saturation-d",
+        )  # fmt: skip
+        self.boxes = {
+            name: NumericInput(
+                title=label, value=inputs[name], mode="int", width=px, name=f"saturation-{name}"
+            )
+            for name, label, px in NUMBER_BOXES
+        }
+        self.layout = column(
+            self.intro,
+            row(
+                column(
+                    text_panel("<b style='font-size:15px'>head width d</b>"),
+                    self.d_buttons,
+                    row(*self.boxes.values()),
+                    self.message,
+                    self.readout,
+                    width=460,
+                ),
+                self.plots.spread,
+            ),
+            row(self.plots.weight, self.plots.entropy),
+            name="saturation-explorer",
+        )
+
+    def update(self, data: dict) -> None:
+        """Write one state's view data into the existing models."""
+        self.plots.update(data)
+        self.readout.text = data["readout"]
+
+    def show_inputs(self, inputs: dict) -> None:
+        """Make every control show these inputs (the buttons only move for one of WIDTHS)."""
+        active = width_button(inputs["d"])
+        if active is not None:
+            self.d_buttons.active = active
+        for name, box in self.boxes.items():
+            box.value = inputs[name]
