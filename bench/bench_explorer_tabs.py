@@ -33,11 +33,11 @@ from app.export import export  # noqa: E402
 from bench.bench_export import measure_static, summary  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 from widgets import cost_viewdata  # noqa: E402
-from widgets.cost_state import CostSettings  # noqa: E402
+from widgets.cost_state import CostSettings, js_config  # noqa: E402
 from widgets.saturation_state import point, sweep  # noqa: E402
 
 PORTS_JS = """
-(n) => {
+([n, costConfig]) => {
   const sat = SaturationExplorer, cost = CostExplorer;
   const time = (f) => { const t0 = performance.now(); f(); return performance.now() - t0; };
   const out = {seed: [], width: [], cost: []};
@@ -45,8 +45,8 @@ PORTS_JS = """
   for (let k = 0; k < n; k++) {
     out.seed.push(time(() => sat.saturationCurve(widths, 100 + k, 64, 128)));
     out.width.push(time(() => sat.saturationPoint(100 + k, 0, 64, 128)));
-    out.cost.push(time(() => cost.viewData({T: 1000 * (k + 1), d: 128, heads: 32, kv_heads: 8, layers: 32,
-      C: 4096, element_bytes: 2, gpu_gb: 80})));
+    out.cost.push(time(() => cost.viewData(costConfig, {T: 1000 * (k + 1), d: 128, heads: 32, kv_heads: 8,
+      layers: 32, C: 4096, element_bytes: 2, gpu_gb: 80})));
   }
   return out;
 }
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
         page = context.new_page()
         page.goto(with_tabs.as_uri())
         page.wait_for_function("() => window.CostExplorer && window.Bokeh && Bokeh.documents.length > 0")
-        js = page.evaluate(PORTS_JS, args.ports)
+        js = page.evaluate(PORTS_JS, [args.ports, js_config()])
         context.close()
         browser.close()
     py = python_times(args.ports)

@@ -1,7 +1,7 @@
 /*
  * The long-context cost explorer in the browser: a port of core/cost.py,
  * widgets/cost_state.py (the checks and their messages) and
- * widgets/cost_viewdata.py, as pure functions.  tests/test_explorer_parity.py
+ * widgets/cost_viewdata.py (with core/notes.py gpu_note, its footnote), as pure functions.  tests/test_explorer_parity.py
  * holds the two sides equal (numbers to 1e-9, text exactly), so change both
  * together.
  *
@@ -72,7 +72,7 @@
     const x = asFinite('GPU memory', value);
     const [low, high] = config.gpu_memory_gb;
     if (!(x >= low && x <= high)) {
-      throw new AttentionError(`GPU memory is ${F.general(x)} GB; top GPUs hold ${low} to ${high} GB`);
+      throw new AttentionError(`GPU memory is ${F.general(x)} GB; GPUs on sale today hold ${low} to ${high} GB`);
     }
     return x;
   }
@@ -236,7 +236,24 @@
     return rows;
   }
 
-  function readoutHtml(cost, gpuGb) {
+  /** core/notes.py gpu_note: one layer's score matrices against today's GPU sizes, beside the chapter's. */
+  function gpuNote(config, cost) {
+    const layer = cost.score_bytes_per_layer;
+    const [low, high] = config.chapter_gpu_memory_gb;
+    const parts = config.gpu_parts_gb;
+    const ratios = parts.map((gb) => `${F.general(layer / (gb * 1e9), 2)}× ${gb} GB`).join(', ');
+    const x = cost.inputs;
+    const chapterCase = x.T === config.chapter_context && x.heads === 32 && x.element_bytes === 2;
+    return (
+      `The chapter says a top GPU holds ${low}–${high} GB; parts sold today hold ` +
+      `${parts[0]} to ${parts[parts.length - 1]} GB ` +
+      `(${parts.join(', ')} GB among them). ` +
+      `One layer's score matrices here, ≈ ${humanBytes(layer)}, are ${ratios}.` +
+      (chapterCase ? ` The chapter's 'by a factor of ten per layer' is the ${parts[0]} GB case.` : '')
+    );
+  }
+
+  function readoutHtml(config, cost, gpuGb) {
     const e = F.escapeHtml;
     const body = readoutRows(cost, gpuGb).map(([what, value, note]) =>
       !value && !note
@@ -247,7 +264,9 @@
     const head =
       `T = ${F.commas(x.T)} tokens · d = ${x.d} · ${x.heads} query heads · ${x.kv_heads} K/V heads · ` +
       `${x.layers} layers · C = ${F.commas(x.C)}`;
-    return `<div class='cost-readout'><p class='shape'>${e(head)}</p><table>${body.join('')}</table></div>`;
+    const table = `<table>${body.join('')}</table>`;
+    const foot = `<p class='foot'>${e(gpuNote(config, cost))}</p>`;
+    return `<div class='cost-readout'><p class='shape'>${e(head)}</p>${table}${foot}</div>`;
   }
 
   function frame(cost) {
@@ -305,7 +324,7 @@
   }
 
   /** widgets/cost_viewdata.py view_data: everything the page shows for one state. */
-  function viewData(inputs) {
+  function viewData(config, inputs) {
     const cost = longContextCost(inputs);
     const [low, high] = frame(cost);
     const lines = lineColumns(cost, low, high);
@@ -320,7 +339,7 @@
       cross: cost.crossover_T,
       cross_text: `crossover T ≈ ${F.fixed(cost.crossover_T, 0, true)}`,
       grouped: cost.grouped,
-      readout: readoutHtml(cost, inputs.gpu_gb),
+      readout: readoutHtml(config, cost, inputs.gpu_gb),
     };
   }
 

@@ -92,7 +92,7 @@
       }
       if (result === null) return;
       e.state = result.state;
-      if (result.taken) drawCost(M, C.viewData(e.state.inputs));
+      if (result.taken) drawCost(M, C.viewData(e.config, e.state.inputs));
       showCost(M, e);
     } catch (err) { // a bug must not break the page: say so, keep the last state
       failed(M, err);

@@ -1,7 +1,8 @@
 /*
  * The "Why ÷√d" explorer in the browser: a port of core/rng.py,
  * core/saturation.py, widgets/saturation_state.py (the checks and their
- * messages) and widgets/saturation_viewdata.py, as pure functions.
+ * messages) and widgets/saturation_viewdata.py (with core/notes.py
+ * saturation_note, in its footnote), as pure functions.
  * tests/test_explorer_parity.py holds the two sides equal (numbers to 1e-9,
  * text exactly), so change both together.  The random heads come from the
  * same generator as in Python (mulberry32 + Box-Muller, core/rng.py), so a
@@ -222,7 +223,17 @@
 
   // --- widgets/saturation_viewdata.py --------------------------------------------
 
-  function readoutHtml(p) {
+  /** core/notes.py saturation_note: the chapter's "one-hot" at d = 128 against what is measured ('' elsewhere). */
+  function saturationNote(config, p) {
+    if (p.d !== config.saturation_d) return '';
+    return (
+      `The chapter calls the softmax of unscaled scores at d = 128 one-hot; here, at d = ${p.d} over ` +
+      `${p.T} keys, its largest weight averages ${F.fixed(p.max_weight_raw, 2)}: ` +
+      (p.max_weight_raw >= 0.75 ? 'nearly all of it on one key.' : 'not one-hot yet.')
+    );
+  }
+
+  function readoutHtml(config, p) {
     const e = F.escapeHtml;
     const f = F.fixed;
     const verdict =
@@ -239,7 +250,9 @@
       'Watch: as d grows the vermillion lines run to one-hot (weight → 1, entropy → 0) ' +
         'while the blue ones stay put. That flatness is what the division buys.',
     ];
-    const foot = `Averages over ${p.trials} random queries, each against ${p.T} random keys; seed ${p.seed}.`;
+    let foot = `Averages over ${p.trials} random queries, each against ${p.T} random keys; seed ${p.seed}.`;
+    const chapter = saturationNote(config, p);
+    if (chapter) foot += ' ' + chapter;
     const body = lines.map((line) => `<p>${line}</p>`).join('');
     return `<div class='saturation-readout'>${body}<p class='foot'>${e(foot)}</p></div>`;
   }
@@ -267,7 +280,7 @@
       },
       entropy_range: [-0.05 * Math.log(T), 1.08 * Math.log(T)],
       chosen: p.d,
-      readout: readoutHtml(p),
+      readout: readoutHtml(config, p),
     };
   }
 

@@ -35,7 +35,7 @@ if (batch.port === 'format') { // static/pyformat.js alone: [[kind, x, places], 
 function runPort() {
   const port = require(path.join(STATIC, batch.port === 'cost' ? 'cost.js' : 'saturation.js'));
   const config = batch.config;
-  const view = (state) => (batch.port === 'cost' ? port.viewData(state.inputs) : port.viewData(config, state));
+  const view = (state) => (batch.port === 'cost' ? port.viewData(config, state.inputs) : port.viewData(config, state));
 
   function step(state, change) {
     let result;

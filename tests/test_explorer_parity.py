@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.cost import PRESETS
+from core.cost import GPU_MEMORY_GB, GPU_PARTS_GB, PRESETS
 from core.rng import LARGEST_SEED, mulberry32, normals
 from tests.test_parity import decode_hook, encode
 from widgets import cost_viewdata, saturation_viewdata
@@ -123,14 +123,17 @@ def random_cost_change(rng: random.Random) -> dict:
         "layers": lambda: rng.randint(1, 200),
         "C": lambda: rng.choice([rng.randint(1, 100_000), 4096, 16384, 1, 3, 7]),
         "element_bytes": lambda: rng.choice([0.5, 1, 2, 4, round(rng.uniform(0.1, 64), 3)]),
-        "gpu_gb": lambda: rng.choice([80, 96, 192, rng.randint(80, 192), round(rng.uniform(80, 192), 2)]),
+        "gpu_gb": lambda: rng.choice(
+            [*GPU_PARTS_GB, rng.randint(*GPU_MEMORY_GB), round(rng.uniform(*GPU_MEMORY_GB), 2)]
+        ),
     }
     fields = rng.sample(sorted(valid), rng.choice([1, 1, 2, 3]))
     if "heads" in fields or "kv_heads" in fields:
         fields = sorted(set(fields) | {"heads", "kv_heads"})
     change = {f: valid[f]() for f in fields}
     if rng.random() < 0.3:  # something the settings must refuse
-        change[rng.choice(fields)] = rng.choice([*HOSTILE, 2_000_000, 7, 65_537, 200, 79.5, 193])
+        beside_gpus = [GPU_MEMORY_GB[0] - 0.5, GPU_MEMORY_GB[1] + 1]
+        change[rng.choice(fields)] = rng.choice([*HOSTILE, 2_000_000, 7, 65_537, 200, *beside_gpus])
     return {"apply": change}
 
 

@@ -6,12 +6,14 @@ place, figures never rebuilt), then one Chromium test of the served page.
 
 from __future__ import annotations
 
+import html
 import math
 
 import panel as pn
 import pytest
 
-from core.cost import PRESETS, long_context_cost
+from core.cost import GPU_MEMORY_GB, PRESETS, long_context_cost
+from core.notes import gpu_note, saturation_note
 from widgets.cost_page import T_STOPS
 from widgets.cost_state import CUSTOM, DEFAULT_PRESET, CostSettings
 from widgets.cost_view import CostView
@@ -80,6 +82,9 @@ def test_saturation_readout_names_the_numbers():
     p = SaturationSettings(d=64).point
     text = saturation_readout(p)
     assert "d = 64" in text and f"{p.score_std:.1f}" in text and f"{p.max_weight_raw:.2f}" in text
+    assert "The chapter calls" not in text  # the chapter's "one-hot" footnote is for d = 128 only
+    p = SaturationSettings().point
+    assert html.escape(saturation_note(p)) in saturation_readout(p)
 
 
 # --- saturation: view --------------------------------------------------------
@@ -137,6 +142,7 @@ def test_cost_defaults_are_the_chapters_case():
     for number in CHAPTER_NUMBERS:
         assert number in text
     assert "13× one GPU (80 GB)" in text  # "by a factor of ten per layer"
+    assert f"<p class='foot'>{html.escape(gpu_note(s.cost))}</p>" in text  # today's GPUs beside the chapter's
 
 
 def test_cost_presets_and_custom():
@@ -179,6 +185,9 @@ def test_cost_refuses_bad_input_and_keeps_the_last_good_state(changes, field):
     assert s.message.startswith(field)
     assert s.cost is cost and s.gpu_gb == gpu and s.T == 128_000
     assert s.apply(gpu_gb=192) and s.message == ""
+    assert s.apply(gpu_gb=GPU_MEMORY_GB[1] + 1) is False
+    low, high = GPU_MEMORY_GB
+    assert s.message == f"GPU memory is {high + 1} GB; GPUs on sale today hold {low} to {high} GB"
 
 
 def test_cost_rows_compare_with_one_gpu():
@@ -225,6 +234,9 @@ def test_cost_view_updates_in_place_and_syncs_widgets():
     assert v.settings.heads == 128 and p.boxes["heads"].value == 128 and p.boxes["T"].value == 128_000
     assert p.plot.cross.location == 18_432
     assert p.T_slider.value == T_STOPS.index(128_000)
+
+    p.gpu_slider.value = 141  # the slider reaches every part on sale (step 1 GB)
+    assert v.settings.gpu_gb == 141 and "one GPU (141 GB)" in p.readout.text
 
     p.boxes["kv_heads"].value = 128  # no sharing: the dashed line and its legend entry go
     assert not p.plot.mha_item.visible and not p.plot.mha.visible and p.preset.value == CUSTOM

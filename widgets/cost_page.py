@@ -33,7 +33,7 @@ from widgets.style import text_panel
 NOW = "#E69F00"
 # The context lengths the T slider stops at (any other T is typed into "T exactly").
 T_STOPS = (1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000, 1_000_000)
-GPU_STEP = 8
+GPU_STEP = 1  # whole GB, so every part in GPU_PARTS_GB (141 GB among them) can be picked
 
 INTRO = (
     "<h2 style='margin:4px 0'>What a long context costs</h2>"
@@ -54,6 +54,7 @@ NUMBER_BOXES = (
 READOUT_CSS = """
 .cost-readout { font-size: 15px; }
 .cost-readout .shape { margin: 0 0 6px 0; color: #333; }
+.cost-readout .foot { margin: 8px 0 0 0; color: #555; font-size: 13px; }
 .cost-readout table { border-collapse: collapse; width: 100%; }
 .cost-readout td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; vertical-align: top; }
 .cost-readout td.num { font-weight: bold; white-space: nowrap; }

@@ -3,7 +3,7 @@
 `CostSettings` holds what the user chose and the `LongContextCost` it gives.
 It imports no Panel or Bokeh, so it runs headless in tests and scripts, and
 static/cost.js repeats its checks word for word for the static page.  The
-defaults are the chapter's case (Llama 3 8B at 128,000 tokens: d = 128, 32
+defaults are the chapter's case (Llama 3.1 8B at 128,000 tokens: d = 128, 32
 query heads, 2 bytes a number).  A change the core refuses leaves every
 input as it was and says why in `message` (widgets/refusal.py).
 """
@@ -16,7 +16,9 @@ import param
 
 from core.attention import AttentionError
 from core.cost import (
+    CHAPTER_GPU_MEMORY_GB,
     GPU_MEMORY_GB,
+    GPU_PARTS_GB,
     LARGEST,
     LARGEST_ELEMENT_BYTES,
     PRESETS,
@@ -25,9 +27,10 @@ from core.cost import (
     as_finite,
     long_context_cost,
 )
+from core.notes import CHAPTER_CONTEXT
 from widgets.refusal import REFUSED, Refusing
 
-DEFAULT_PRESET = "Llama 3 8B (128k)"
+DEFAULT_PRESET = "Llama 3.1 8B (128k)"
 CUSTOM = "custom"
 MAX_T = 1_000_000  # this explorer's context limit (the core allows more)
 SHAPE = ("T", "d", "heads", "kv_heads", "layers", "C", "element_bytes")
@@ -35,11 +38,11 @@ INPUTS = (*SHAPE, "gpu_gb")
 
 
 def check_gpu(value) -> float:
-    """One GPU's memory in GB, within the chapter's 80–192 GB range."""
+    """One GPU's memory in GB, within the range of data-centre GPUs on sale today (GPU_MEMORY_GB)."""
     x = as_finite("GPU memory", value)
     low, high = GPU_MEMORY_GB
     if not low <= x <= high:
-        raise AttentionError(f"GPU memory is {x:g} GB; top GPUs hold {low} to {high} GB")
+        raise AttentionError(f"GPU memory is {x:g} GB; GPUs on sale today hold {low} to {high} GB")
     return x
 
 
@@ -121,6 +124,10 @@ def js_config(settings: CostSettings | None = None) -> dict:
         "largest": dict(LARGEST),
         "largest_element_bytes": LARGEST_ELEMENT_BYTES,
         "gpu_memory_gb": list(GPU_MEMORY_GB),
+        # for the footnote (core/notes.py gpu_note)
+        "chapter_gpu_memory_gb": list(CHAPTER_GPU_MEMORY_GB),
+        "gpu_parts_gb": list(GPU_PARTS_GB),
+        "chapter_context": CHAPTER_CONTEXT,
         "presets": {name: dataclasses.asdict(p) for name, p in PRESETS.items()},
         "custom": CUSTOM,
         "start": {"inputs": s.inputs(), "preset": s.preset},

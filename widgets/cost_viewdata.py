@@ -14,6 +14,7 @@ import html
 import math
 
 from core.cost import LongContextCost, human_bytes, projection_flops, qk_flops, sci
+from core.notes import gpu_note
 
 LINE_POINTS = 41
 # Okabe–Ito colours (told apart by the common colour-blindnesses).
@@ -109,7 +110,7 @@ def readout_rows(cost: LongContextCost, gpu_gb: float) -> list[tuple[str, str, s
 
 
 def readout_html(cost: LongContextCost, gpu_gb: float) -> str:
-    """The readout table; every cell is escaped."""
+    """The readout table and its footnote on today's GPUs; every cell is escaped."""
     e = html.escape
     body = []
     for what, value, note in readout_rows(cost, gpu_gb):
@@ -122,7 +123,9 @@ def readout_html(cost: LongContextCost, gpu_gb: float) -> str:
         f"T = {x.T:,} tokens · d = {x.d} · {x.heads} query heads · {x.kv_heads} K/V heads · "
         f"{x.layers} layers · C = {x.C:,}"
     )
-    return f"<div class='cost-readout'><p class='shape'>{e(head)}</p><table>{''.join(body)}</table></div>"
+    table = f"<table>{''.join(body)}</table>"
+    foot = f"<p class='foot'>{e(gpu_note(cost))}</p>"
+    return f"<div class='cost-readout'><p class='shape'>{e(head)}</p>{table}{foot}</div>"
 
 
 def frame(cost: LongContextCost) -> tuple[float, float]:

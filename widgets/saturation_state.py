@@ -18,6 +18,7 @@ import param
 
 from core.attention import AttentionError
 from core.cost import as_count
+from core.notes import SATURATION_D
 from core.rng import LARGEST_SEED
 from core.saturation import (
     DEFAULT_T,
@@ -75,7 +76,7 @@ def check_inputs(d, seed, T, trials) -> tuple[int, int, int, int]:
 class SaturationSettings(Refusing):
     """The random head's settings and what it measures; no GUI."""
 
-    d = param.Integer(default=128, bounds=(MIN_D, MAX_D), doc="The head width marked in the figures")
+    d = param.Integer(default=SATURATION_D, bounds=(MIN_D, MAX_D), doc="The head width marked in the figures")
     seed = param.Integer(default=0, bounds=(0, None), doc="Seed for the random queries and keys")
     T = param.Integer(default=DEFAULT_T, bounds=(MIN_T, MAX_T), doc="Keys each query is scored against")
     trials = param.Integer(default=DEFAULT_TRIALS, bounds=(1, MAX_TRIALS), doc="Queries averaged over")
@@ -141,5 +142,6 @@ def js_config(settings: SaturationSettings | None = None, *, with_curve: bool = 
         "sweep_budget": SWEEP_BUDGET,
         "largest_seed": LARGEST_SEED,
         "reference_steps": list(REFERENCE_STEPS),
+        "saturation_d": SATURATION_D,  # the width core/notes.py saturation_note speaks of
         "start": s.inputs(),
     }

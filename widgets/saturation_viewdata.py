@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 
+from core.notes import saturation_note
 from core.saturation import SaturationCurve, SaturationPoint
 
 # Okabe–Ito colours, told apart by the common colour-blindnesses; raw and
@@ -79,6 +80,9 @@ def readout_html(p: SaturationPoint) -> str:
         "while the blue ones stay put. That flatness is what the division buys.",
     ]
     foot = f"Averages over {p.trials} random queries, each against {p.T} random keys; seed {p.seed}."
+    chapter = saturation_note(p)  # what the chapter says at this width, against what is measured here
+    if chapter:
+        foot += " " + chapter
     body = "".join(f"<p>{line}</p>" for line in lines)
     return f"<div class='saturation-readout'>{body}<p class='foot'>{e(foot)}</p></div>"
 
