@@ -13,16 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-NORMALISERS = ("softmax", "raw", "top1")
-
-# Above this, products of entries overflow float64 somewhere in Q·Kᵀ; well
-# before it the softmax is one-hot anyway, so nothing is lost by refusing.
-LARGEST_ENTRY = 1e100
-
-
-class AttentionError(ValueError):
-    """The head's inputs or options cannot be used; the message names the field."""
-
+from core.options import (  # noqa: F401  (re-exported: the names many callers know)
+    LARGEST_ENTRY,
+    NORMALISERS,
+    OPTION_NAMES,
+    AttentionError,
+    Options,
+    as_finite_number,
+    check_option,
+)
 
 # --- the six steps -----------------------------------------------------------
 
@@ -50,6 +49,11 @@ def scores(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
 def scale(S: np.ndarray, d: int) -> np.ndarray:
     """Divide by √d so the spread of the scores does not grow with head width."""
     return S / math.sqrt(d)
+
+
+def cool(S: np.ndarray, temperature: float) -> np.ndarray:
+    """Divide by the softmax temperature τ: below 1 the weights sharpen, above 1 they flatten."""
+    return S / temperature
 
 
 def causal_mask(T: int) -> np.ndarray:
@@ -127,11 +131,15 @@ class Head:
     masked: np.ndarray
     weights: np.ndarray
     output: np.ndarray
-    scaling: bool
-    causal: bool
-    tied_qk: bool
-    normaliser: str
-    x_scale: float
+    options: Options
+
+    # The options by name, as the rest of the code and the chapter say them.
+    scaling = property(lambda self: self.options.scaling)
+    causal = property(lambda self: self.options.causal)
+    tied_qk = property(lambda self: self.options.tied_qk)
+    normaliser = property(lambda self: self.options.normaliser)
+    x_scale = property(lambda self: self.options.x_scale)
+    temperature = property(lambda self: self.options.temperature)
 
     @property
     def T(self) -> int:
@@ -157,18 +165,20 @@ def attend(
     W_K,
     W_V,
     *,
-    scaling: bool = True,
-    causal: bool = True,
-    tied_qk: bool = False,
-    normaliser: str = "softmax",
-    x_scale: float = 1.0,
+    options: Options | None = None,
+    **switches,
 ) -> Head:
     """Run one head on token vectors X [T, C] and keep every step.
 
-    `tied_qk` takes W_K to be W_Q (the "same matrix for both" ablation);
-    `x_scale` multiplies X before anything else (the exercise's "X × 4").
-    Raises AttentionError, naming the field, for anything it cannot use.
+    The options come as an Options value, or by name (scaling=False, ...), or both (names win):
+    `tied_qk` takes W_K to be W_Q (the "same matrix for both" ablation); `x_scale` multiplies X
+    before anything else (the exercise's "X × 4"); `temperature` divides the scores once more after
+    the optional ÷√d.  Raises AttentionError, naming the field, for anything it cannot use.
     """
+    unknown = set(switches) - set(OPTION_NAMES)
+    if unknown:
+        raise TypeError(f"attend() got unknown options: {', '.join(sorted(unknown))}")
+    options = (options or Options()).replace(**switches) if switches else (options or Options())
     X = as_matrix("X", X)
     W_Q = as_matrix("W_Q", W_Q)
     W_K = as_matrix("W_K", W_K)
@@ -180,12 +190,10 @@ def attend(
     for name, W in (("W_K", W_K), ("W_V", W_V)):
         if W.shape != (C, d):
             raise AttentionError(f"{name} has shape {W.shape}; expected {(C, d)} to match W_Q")
-    if normaliser not in NORMALISERS:
-        raise AttentionError(f"normaliser is {normaliser!r}; expected one of {', '.join(NORMALISERS)}")
-    x_scale = as_finite_number("x_scale", x_scale)
+    o = options
 
-    Xs = X * x_scale
-    W_K_used = W_Q if tied_qk else W_K
+    Xs = X * o.x_scale
+    W_K_used = W_Q if o.tied_qk else W_K
     with np.errstate(all="ignore"):
         Q = query(Xs, W_Q)
         K = key(Xs, W_K_used)
@@ -195,9 +203,11 @@ def attend(
         raise AttentionError(
             "X, the W matrices and the X multiplier are too large together: the scores overflow to infinity"
         )
-    scaled = scale(S, d) if scaling else S.copy()
-    masked = mask(scaled, causal_mask(X.shape[0])) if causal else scaled.copy()
-    weights = normalise(masked, normaliser)
+    scaled = scale(S, d) if o.scaling else S.copy()
+    if o.temperature != 1:
+        scaled = cool(scaled, o.temperature)
+    masked = mask(scaled, causal_mask(X.shape[0])) if o.causal else scaled.copy()
+    weights = normalise(masked, o.normaliser)
     with np.errstate(all="ignore"):  # an overflow here is reported just below
         output = blend(weights, V)
     if not np.isfinite(output).all():
@@ -219,14 +229,7 @@ def attend(
     )
     for a in arrays.values():
         a.setflags(write=False)
-    return Head(
-        **arrays,
-        scaling=bool(scaling),
-        causal=bool(causal),
-        tied_qk=bool(tied_qk),
-        normaliser=normaliser,
-        x_scale=x_scale,
-    )
+    return Head(**arrays, options=o)
 
 
 # --- input checks ------------------------------------------------------------
@@ -251,16 +254,3 @@ def as_matrix(name: str, values) -> np.ndarray:
         i, j = (int(k) for k in np.argwhere(big)[0])
         raise AttentionError(f"{name}[{i}, {j}] is {a[i, j]:g}; entries must lie within ±{LARGEST_ENTRY:g}")
     return a
-
-
-def as_finite_number(name: str, value) -> float:
-    """`value` as a float, or AttentionError if it is not a usable number."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise AttentionError(f"{name} is {value!r}; expected a number") from None
-    if not math.isfinite(x):
-        raise AttentionError(f"{name} is {x}; expected a finite number")
-    if abs(x) > LARGEST_ENTRY:
-        raise AttentionError(f"{name} is {x:g}; it must lie within ±{LARGEST_ENTRY:g}")
-    return x

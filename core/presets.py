@@ -8,9 +8,11 @@ can all name one by its slug.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from core.attention import Head, attend
+from core.options import Options, temperature_note
 
 
 @dataclass(frozen=True)
@@ -23,24 +25,29 @@ class Preset:
     W_K: tuple[tuple[float, ...], ...]
     W_V: tuple[tuple[float, ...], ...]
     query: str
-    scaling: bool = True
-    causal: bool = True
-    tied_qk: bool = False
-    normaliser: str = "softmax"
-    x_scale: float = 1.0
-    note: str = field(default="", compare=False)
+    options: Options = Options()
+    # Plain text, or a function of the preset's own head that quotes its numbers.
+    note: str | Callable[[Head, int, tuple], str] = field(default="", compare=False)
 
-    def options(self) -> dict:
-        return dict(
-            scaling=self.scaling,
-            causal=self.causal,
-            tied_qk=self.tied_qk,
-            normaliser=self.normaliser,
-            x_scale=self.x_scale,
-        )
+    # The options by name, as the rest of the code says them.
+    scaling = property(lambda self: self.options.scaling)
+    causal = property(lambda self: self.options.causal)
+    tied_qk = property(lambda self: self.options.tied_qk)
+    normaliser = property(lambda self: self.options.normaliser)
+    x_scale = property(lambda self: self.options.x_scale)
+    temperature = property(lambda self: self.options.temperature)
 
     def head(self) -> Head:
-        return attend(self.X, self.W_Q, self.W_K, self.W_V, **self.options())
+        return attend(self.X, self.W_Q, self.W_K, self.W_V, options=self.options)
+
+    def note_text(self) -> str:
+        """The note as text; a note written as a function is computed from this preset's head."""
+        if callable(self.note):
+            return self.note(self.head(), self.tokens.index(self.query), self.tokens)
+        return self.note
+
+    def with_options(self, **changes) -> Preset:
+        return replace(self, options=self.options.replace(**changes))
 
 
 # The worked example, exactly as the chapter prints it: 4 tokens, C = 3, d = 2.
@@ -98,7 +105,7 @@ TIRED = Preset(
     W_K=_SENTENCE_W_K,
     W_V=_SENTENCE_W_V,
     query="it",
-    causal=False,
+    options=Options(causal=False),
     note=_SENTENCE_NOTE,
 )
 
@@ -124,15 +131,14 @@ EXERCISE_3_UNSCALED = replace(
     CHAPTER,
     name="exercise-3-unscaled",
     title="Exercise 3a: X × 4, no scaling",
-    scaling=False,
-    x_scale=4.0,
+    options=Options(scaling=False, x_scale=4.0),
     note="Every score grows 16-fold when X is four times larger; without ÷√d the rows go nearly one-hot.",
 )
 EXERCISE_3_SCALED = replace(
     EXERCISE_3_UNSCALED,
     name="exercise-3-scaled",
     title="Exercise 3b: X × 4, scaling restored",
-    scaling=True,
+    options=Options(x_scale=4.0),
     note="The same X × 4 with ÷√d back on: softer rows, though at d = 2 the division is only 1.41.",
 )
 
@@ -141,14 +147,14 @@ NO_SCALING = replace(
     CHAPTER,
     name="no-scaling",
     title="Breaks: no scaling",
-    scaling=False,
+    options=Options(scaling=False),
     note="At d = 2 dropping ÷√d only sharpens the rows a little; the saturation explorer shows d = 128.",
 )
 TIED_QK = replace(
     CHAPTER,
     name="tied-qk",
     title="Breaks: tied Q = K",
-    tied_qk=True,
+    options=Options(tied_qk=True),
     query="cat",
     note="W_K is replaced by W_Q, so a token's score against itself is its query's squared length: "
     "'cat' now mostly reads itself.",
@@ -157,7 +163,7 @@ NO_SOFTMAX = replace(
     CHAPTER,
     name="no-softmax",
     title="Breaks: no softmax",
-    normaliser="raw",
+    options=Options(normaliser="raw"),
     note="Scores used as weights: they need not be positive or sum to 1, and the output can leave "
     "the values' hull.",
 )
@@ -165,7 +171,7 @@ NO_MASK = replace(
     CHAPTER,
     name="no-mask",
     title="Breaks: no mask",
-    causal=False,
+    options=Options(causal=False),
     query="The",
     note="Tokens can read the ones after them: weights appear above the diagonal, and 'The' now "
     "attends mostly to a later token.",
@@ -174,8 +180,24 @@ TOP_1 = replace(
     CHAPTER,
     name="top-1",
     title="Breaks: top-1 instead of a blend",
-    normaliser="top1",
+    options=Options(normaliser="top1"),
     note="Each row takes one value whole; a small change to the scores flips the choice with no in-between.",
+)
+
+# The softmax temperature, both ways, on the chapter's example (query "it").
+COLD = replace(
+    CHAPTER,
+    name="temperature-low",
+    title="Temperature τ = 0.4: sharper",
+    options=Options(temperature=0.4),
+    note=temperature_note,
+)
+HOT = replace(
+    CHAPTER,
+    name="temperature-high",
+    title="Temperature τ = 3: flatter",
+    options=Options(temperature=3.0),
+    note=temperature_note,
 )
 
 PRESETS: dict[str, Preset] = {
@@ -192,5 +214,7 @@ PRESETS: dict[str, Preset] = {
         NO_SOFTMAX,
         NO_MASK,
         TOP_1,
+        COLD,
+        HOT,
     )
 }

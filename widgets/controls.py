@@ -14,7 +14,7 @@ import html
 from bokeh.layouts import column, row
 from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGroup, Select, Slider
 
-from core.attention import NORMALISERS
+from core.options import SWITCH, SWITCHES, Options
 from core.presets import PRESETS
 from widgets.style import short_label, text_panel
 
@@ -92,7 +92,7 @@ def query_options(labels) -> list[tuple[str, str]]:
     return [(str(i), str(label)) for i, label in enumerate(labels)]
 
 
-NORMALISER_LABELS = {"softmax": "softmax", "raw": "raw scores", "top1": "top-1"}
+NORMALISER_LABELS = dict(zip(SWITCH["normaliser"].choices, SWITCH["normaliser"].choice_labels))
 CUSTOM = "custom"
 
 
@@ -100,24 +100,25 @@ def preset_options() -> list[tuple[str, str]]:
     return [(name, p.title) for name, p in PRESETS.items()] + [(CUSTOM, "(your own edits)")]
 
 
-# One or two sentences per switch on what to look for when it is flipped.
-ABLATION_NOTES = """<details><summary>What each switch shows</summary><ul class="notes">
-<li><b>÷√d off</b>: scores keep their full spread, so rows sharpen; at d = 2 only a little, at d = 128 a lot
-(see "Why ÷√d" below the head).</li>
-<li><b>Mask off</b>: earlier tokens can read later ones; weights appear above the diagonal.</li>
-<li><b>W_K = W_Q</b>: a token's score against itself becomes its query's squared length, so tokens with long
-queries read mostly themselves.</li>
-<li><b>Raw scores</b>: no softmax, so weights can be negative or sum to anything, and the output can leave the
-values' hull.</li>
-<li><b>Top-1</b>: all weight on one key; drag a slider and the output jumps instead of gliding.</li>
-<li><b>Multiply X</b>: every score grows with the square of the factor, so the softmax hardens fast.</li>
-</ul></details>"""
+def ablation_notes(head=None, i=None, labels=None) -> str:
+    """What each switch shows, one item per row of core.options.SWITCHES (notes may quote the head)."""
+    items = "".join(
+        f"<li><b>{html.escape(s.label)}</b>: {html.escape(s.look_for(head, i, labels))}</li>"
+        for s in SWITCHES
+        if head is not None or s.look_for.__name__ == "<lambda>"
+    )
+    return f'<details><summary>What each switch shows</summary><ul class="notes">{items}</ul></details>'
+
+
+ABLATION_NOTES = ablation_notes()
 
 
 def preset_note(name: str) -> str:
     preset = PRESETS.get(name)
     return (
-        f"<p class='note'>{html.escape(preset.note)}</p>" if preset else "<p class='note'>Your own head.</p>"
+        f"<p class='note'>{html.escape(preset.note_text())}</p>"
+        if preset
+        else "<p class='note'>Your own head.</p>"
     )
 
 
@@ -135,6 +136,46 @@ def is_on(active) -> bool:
     return 0 in (active or [])
 
 
+def switch_widget(name: str, value):
+    """The control for one option, made from its row in the table."""
+    s = SWITCH[name]
+    if s.kind == "toggle":
+        return toggle(s.label, value, name)
+    if s.kind == "choice":
+        return RadioButtonGroup(
+            labels=list(s.choice_labels), active=s.choices.index(value), name=name, width=280
+        )
+    if s.slider is not None:
+        start, end, step = s.slider
+        return Slider(
+            title=s.label, value=value, start=start, end=end, step=step, name=name, width=270, format="0.00"
+        )
+    return NumericInput(
+        title=s.label, value=value, mode="float", low=s.low, high=s.high, name=name, width=120
+    )
+
+
+def widget_value(name: str, widget):
+    """What a switch's widget says, as the option's value."""
+    kind = SWITCH[name].kind
+    if kind == "toggle":
+        return is_on(widget.active)
+    if kind == "choice":
+        return SWITCH[name].choices[widget.active]
+    return widget.value
+
+
+def show_value(name: str, widget, value) -> None:
+    """Make a switch's widget show an option's value."""
+    kind = SWITCH[name].kind
+    if kind == "toggle":
+        widget.active = active_for(value)
+    elif kind == "choice":
+        widget.active = SWITCH[name].choices.index(value)
+    else:
+        widget.value = value
+
+
 class HeadControls:
     """Preset and query pickers, the ablations, reset, the sliders, and a line for messages."""
 
@@ -144,13 +185,10 @@ class HeadControls:
         X,
         *,
         query: int,
-        scaling: bool,
-        causal: bool,
-        tied_qk: bool = False,
-        normaliser: str = "softmax",
-        x_scale: float = 1.0,
+        options: Options | None = None,
         preset: str = "chapter",
     ):
+        options = options or Options()
         self.preset = Select(
             title="Preset", value=preset or CUSTOM, options=preset_options(), name="preset", width=280
         )
@@ -162,18 +200,15 @@ class HeadControls:
             name="query",
             width=280,
         )
-        self.scaling = toggle("Divide scores by √d", scaling, "scaling")
-        self.causal = toggle("Causal mask (hide later tokens)", causal, "causal")
-        self.tied_qk = toggle("Tie keys to queries (W_K = W_Q)", tied_qk, "tied_qk")
-        self.normaliser = RadioButtonGroup(
-            labels=[NORMALISER_LABELS[n] for n in NORMALISERS],
-            active=NORMALISERS.index(normaliser),
-            name="normaliser",
-            width=280,
-        )
-        self.x_scale = NumericInput(
-            title="Multiply X by", value=x_scale, mode="float", low=-1e6, high=1e6, name="x_scale", width=120
-        )
+        # One widget per row of core.options.SWITCHES, also reachable by name (self.scaling, ...).
+        self.switches = {s.name: switch_widget(s.name, getattr(options, s.name)) for s in SWITCHES}
+        for name, widget in self.switches.items():
+            setattr(self, name, widget)
+        switch_rows = []
+        for s in SWITCHES:
+            if s.kind == "choice":  # a button group has no title of its own
+                switch_rows.append(Div(text=html.escape(s.label), width=280))
+            switch_rows.append(self.switches[s.name])
         self.reset = Button(
             label="Reset to the chapter's example", name="reset", button_type="default", width=280
         )
@@ -183,12 +218,7 @@ class HeadControls:
             self.preset,
             self.note,
             self.query,
-            self.scaling,
-            self.causal,
-            self.tied_qk,
-            Div(text="Turn scores into weights with", width=280),
-            self.normaliser,
-            self.x_scale,
+            *switch_rows,
             text_panel(ABLATION_NOTES, width=280, name="ablation-notes"),
             self.reset,
             self.message,

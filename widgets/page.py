@@ -88,11 +88,7 @@ class HeadPage:
             d=s.head.d,
             title=title,
             query=s.query,
-            scaling=s.scaling,
-            causal=s.causal,
-            tied_qk=s.tied_qk,
-            normaliser=s.normaliser,
-            x_scale=s.x_scale,
+            options=s.options,
             preset=s.preset,
         )
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import param
 
-from core.attention import NORMALISERS, AttentionError, Head, as_finite_number, attend
+from core.attention import AttentionError, Head, as_finite_number, attend
+from core.options import OPTION_NAMES, SWITCH, Options, check_option
 from core.presets import PRESETS, Preset
 
 MAX_TOKENS = 64  # presets may go this far; the editor stops at EDIT_MAX_TOKENS
@@ -20,7 +21,17 @@ EDIT_MAX_TOKENS = 16
 MAX_WIDTH = 6  # C and d in the editor
 MAX_LABEL = 40
 
-INPUTS = ("tokens", "X", "W_Q", "W_K", "W_V", "scaling", "causal", "tied_qk", "normaliser", "x_scale")
+INPUTS = ("tokens", "X", "W_Q", "W_K", "W_V", *OPTION_NAMES)
+
+
+def _option_param(name: str) -> param.Parameter:
+    """A HeadState parameter for one option, made from its row in core.options.SWITCHES."""
+    s = SWITCH[name]
+    if s.kind == "toggle":
+        return param.Boolean(default=s.default, doc=s.label)
+    if s.kind == "choice":
+        return param.Selector(default=s.default, objects=list(s.choices), doc=s.label)
+    return param.Number(default=s.default, doc=s.label)
 
 
 def check_labels(tokens) -> tuple[str, ...]:
@@ -68,11 +79,8 @@ class HeadState(param.Parameterized):
     W_Q = param.Array(default=np.array(PRESETS["chapter"].W_Q))
     W_K = param.Array(default=np.array(PRESETS["chapter"].W_K))
     W_V = param.Array(default=np.array(PRESETS["chapter"].W_V))
-    scaling = param.Boolean(default=True, doc="Divide the scores by √d")
-    causal = param.Boolean(default=True, doc="Hide keys that come after the query")
-    tied_qk = param.Boolean(default=False, doc="Use W_Q for the keys too")
-    normaliser = param.Selector(default="softmax", objects=list(NORMALISERS))
-    x_scale = param.Number(default=1.0, doc="Multiply X before projecting")
+    # One parameter per option (scaling, causal, tied_qk, normaliser, x_scale, temperature), from the table.
+    locals().update({name: _option_param(name) for name in OPTION_NAMES})
     query = param.Integer(default=3, bounds=(0, None), doc="Index of the token being inspected")
     dims = param.List(default=[0, 1], item_type=int, doc="The two value coordinates the blend plot shows")
     preset = param.String(default="chapter", doc="The preset last loaded, or '' once edited")
@@ -90,6 +98,10 @@ class HeadState(param.Parameterized):
     def labels(self) -> tuple[str, ...]:
         return tuple(self.tokens)
 
+    @property
+    def options(self) -> Options:
+        return Options(**{name: getattr(self, name) for name in OPTION_NAMES})
+
     def _inputs(self, **changes) -> dict:
         values = {name: getattr(self, name) for name in INPUTS}
         values.update(changes)
@@ -103,11 +115,7 @@ class HeadState(param.Parameterized):
             values["W_Q"],
             values["W_K"],
             values["W_V"],
-            scaling=values["scaling"],
-            causal=values["causal"],
-            tied_qk=values["tied_qk"],
-            normaliser=values["normaliser"],
-            x_scale=values["x_scale"],
+            options=Options(**{name: values[name] for name in OPTION_NAMES}),
         )
         if head.T != len(labels):
             raise AttentionError(f"X has {head.T} rows but there are {len(labels)} token labels")
@@ -128,12 +136,9 @@ class HeadState(param.Parameterized):
         if unknown:
             raise TypeError(f"not an input of HeadState: {', '.join(sorted(unknown))}")
         try:
-            if "normaliser" in changes and changes["normaliser"] not in NORMALISERS:
-                raise AttentionError(
-                    f"normaliser is {changes['normaliser']!r}; expected one of {', '.join(NORMALISERS)}"
-                )
-            if "x_scale" in changes:
-                changes["x_scale"] = as_finite_number("x_scale", changes["x_scale"])
+            for name in OPTION_NAMES:
+                if name in changes:
+                    changes[name] = check_option(name, changes[name])
             for name in ("X", "W_Q", "W_K", "W_V"):
                 if name in changes:
                     changes[name] = np.array(changes[name], dtype=float)
@@ -264,7 +269,7 @@ class HeadState(param.Parameterized):
             W_V=np.array(preset.W_V),
             query=preset.tokens.index(preset.query),
             preset=preset.name,
-            **preset.options(),
+            **preset.options.as_dict(),
         )
 
     def reset(self) -> bool:
