@@ -227,6 +227,10 @@
     const scaling = flag('scaling', true);
     const causal = flag('causal', true);
     const tied_qk = flag('tied_qk', false);
+    const temperature = options.temperature === undefined ? 1 : options.temperature;
+    if (typeof temperature !== 'number' || !(temperature > 0) || !Number.isFinite(temperature)) {
+      throw new AttentionError(`temperature is ${String(temperature)}; expected a number above 0`);
+    }
 
     const Xs = X.map((row) => row.map((v) => v * x_scale));
     const W_K_used = tied_qk ? W_Q : W_K;
@@ -240,7 +244,8 @@
       );
     }
     const root = Math.sqrt(d);
-    const scaled = scaling ? scores.map((row) => row.map((v) => v / root)) : copy(scores);
+    let scaled = scaling ? scores.map((row) => row.map((v) => v / root)) : copy(scores);
+    if (temperature !== 1) scaled = scaled.map((row) => row.map((v) => v / temperature)); // as core.attention.cool
     const masked = scaled.map((row, i) => row.map((v, j) => (causal && j > i ? -Infinity : v)));
     const weights = masked.map((row) => normaliseRow(row, normaliser));
     const output = matmul(weights, V);
@@ -248,7 +253,8 @@
     return {
       X: Xs, W_Q, W_K: W_K_used, W_V, Q, K, V, scores, scaled, masked, weights, output,
       future: masked.map((row) => row.map((v) => v === -Infinity)),
-      T, C, d, scaling, causal, tied_qk, normaliser, x_scale,
+      T, C, d, scaling, causal, tied_qk, normaliser, x_scale, temperature,
+      options: { scaling, causal, tied_qk, normaliser, x_scale, temperature },
     };
   }
 
@@ -275,9 +281,16 @@
     };
   }
 
-  function scaleLine(head, scaled) {
-    if (!head.scaling) return 'scaling is off, so the scores are used as they are';
-    return `divide by √${head.d} = ${fmt(Math.sqrt(head.d), 3)}: ${fmtVector(scaled)}`;
+  // ÷√d (or why not), then ÷τ when the temperature is not 1, as core.trace._scale_lines.
+  function scaleLines(head, S, scaled) {
+    const tau = head.temperature;
+    const root = Math.sqrt(head.d);
+    const rooted = tau === 1 ? scaled : head.scaling ? S.map((v) => v / root) : S;
+    const first = head.scaling
+      ? `divide by √${head.d} = ${fmt(root, 3)}: ${fmtVector(rooted)}`
+      : 'scaling is off, so the scores are used as they are';
+    if (tau === 1) return [first];
+    return [first, `divide by the temperature τ = ${fmt(tau)}: ${fmtVector(scaled)}`];
   }
 
   function maskLine(head, i, labels) {
@@ -332,7 +345,7 @@
       step(1, 'project', [`q_${me} = x_${me}·W_Q = ${fmtVector(q)}`, 'keys   ' + pairs(head.K),
         'values ' + pairs(head.V)], q),
       step(2, 'scores', [`q_${me} · k_j = ${fmtVector(head.scores[i])}`], head.scores[i]),
-      step(3, 'scale', [scaleLine(head, head.scaled[i])], head.scaled[i]),
+      step(3, 'scale', scaleLines(head, head.scores[i], head.scaled[i]), head.scaled[i]),
       step(4, 'mask', [maskLine(head, i, labels)], masked),
       step(5, NORMALISER_NAMES[head.normaliser], normaliserLines(head, masked, w, labels), w),
       step(6, 'blend', blendLines(w, head.V, head.output[i]), head.output[i]),
