@@ -9,6 +9,8 @@ duplicate label) leaves every input as it was and explains itself in
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import param
 
@@ -58,7 +60,7 @@ def _as_width(name: str, value) -> int:
         n = float(value)
     except (TypeError, ValueError):
         raise AttentionError(f"{name} is {value!r}; expected a whole number from 1 to {MAX_WIDTH}") from None
-    if not (n == n and n == int(n) and 1 <= n <= MAX_WIDTH):
+    if not (math.isfinite(n) and n == int(n) and 1 <= n <= MAX_WIDTH):
         raise AttentionError(f"{name} is {value!r}; expected a whole number from 1 to {MAX_WIDTH}")
     return int(n)
 
@@ -274,3 +276,51 @@ class HeadState(param.Parameterized):
 
     def reset(self) -> bool:
         return self.load("chapter")
+
+    # -- one user action ---------------------------------------------------------
+
+    def act(self, action: dict) -> bool:
+        """One user action given as data, as the page's controls send it; static/explorer.js's
+        `apply(state, action)` takes the same actions (tests/test_actions.py holds the two equal).
+
+        {"do": "x", "token", "component", "value"}, {"do": "query", "index"}, {"do": "option", "name",
+        "value"}, {"do": "preset", "name"}, {"do": "reset"}, {"do": "labels", "text"}, {"do": "add"},
+        {"do": "remove"} (the query token), {"do": "widths", "C"?, "d"?}, {"do": "weight", "name", "row",
+        "col", "value"}, {"do": "dims", "value"}, {"do": "link", "params"}.
+        """
+        from widgets.url_state import apply_params  # url_state reads HeadState's inputs, not the reverse
+
+        do = action["do"]
+        if do == "x":
+            return self.set_x(action["token"], action["component"], action["value"])
+        if do == "weight":
+            return self.set_weight(action["name"], action["row"], action["col"], action["value"])
+        if do == "query":
+            return self.apply(query=action["index"])
+        if do == "option":
+            return self.apply(**{action["name"]: action["value"]})
+        if do == "preset":
+            return self.load(action["name"])
+        if do == "reset":
+            return self.reset()
+        if do == "labels":
+            return self.set_labels(action["text"])
+        if do == "add":
+            return self.add_token()
+        if do == "remove":
+            return self.remove_token(self.query)
+        if do == "widths":
+            return self.set_widths(C=action.get("C"), d=action.get("d"))
+        if do == "dims":
+            return self.apply(dims=action["value"])
+        if do == "link":
+            return not apply_params(self, action["params"])
+        raise ValueError(f"unknown action {do!r}")
+
+    def as_data(self) -> dict:
+        """The selections as plain data (what static/explorer.js keeps as its state)."""
+        out = {"tokens": list(self.tokens)}
+        out.update({name: getattr(self, name).tolist() for name in ("X", "W_Q", "W_K", "W_V")})
+        out.update(self.options.as_dict())
+        out.update(query=self.query, dims=list(self.dims), preset=self.preset, message=self.message)
+        return out

@@ -1,0 +1,212 @@
+"""Action-sequence parity: the served app's logic (HeadState + widgets.viewdata) and the page's
+(static/explorer.js) take the same user actions to the same states, messages and view data.
+
+Hypothesis draws the sequences (sliders, query picks, every switch of core.options.SWITCHES, presets,
+label edits, adding and removing tokens, C and d, W entries, the blend plot's dims, links, and refused
+inputs: NaN, ±inf, text, 1e308, empty and repeated labels, a 17th token).  Python runs each action on a
+HeadState, turning its drawn indices into ones that fit the state at that moment, and records the
+concrete action; all sequences then go to one Node process (tests/action_driver.js) in one batch.
+After every action the state and message must be equal (numbers to 1e-9) and every piece of view
+data too (numbers to 1e-9, text exactly).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from core.options import SWITCHES
+from core.presets import PRESETS
+from tests.test_parity import decode_hook, encode, mismatches
+from widgets.logic_config import logic_config
+from widgets.state import HeadState
+from widgets.viewdata import view_data
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS logic cannot be run")
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER = ROOT / "tests" / "action_driver.js"
+N_SEQUENCES = 500
+MIN_ACTIONS = 20
+
+REFUSED_NUMBERS = (math.nan, math.inf, -math.inf, 1e308, -1e308, 1e101, "abc", "", None, "1.2.3")
+LABELS = ("The", "cat", "sat", "it", "mat", "was", "<img src=x onerror=alert(1)>", '"q"', "it's", "a & b",
+          "é", "∞", "x" * 41, "", "  ")
+
+number = st.one_of(
+    st.integers(-300, 300).map(lambda k: k / 100),
+    st.sampled_from((0.0, 1.0, -1.0, 2.5, 1e-7, 123.456, "1.5", " -0.25 ")),
+    st.sampled_from(REFUSED_NUMBERS),
+)
+index = st.integers(0, 15)
+
+
+def option_action(s):
+    if s.kind == "toggle":
+        values = st.booleans()
+    elif s.kind == "choice":
+        values = st.sampled_from((*s.choices, "max"))
+    else:
+        inside = st.integers(int(s.low * 100) if s.low > -1e6 else -400, 400).map(lambda k: k / 100)
+        values = st.one_of(inside, st.sampled_from((0.0, -1.0, 6.0, 1e6, s.low, *REFUSED_NUMBERS)))
+    return st.fixed_dictionaries({"do": st.just("option"), "name": st.just(s.name), "value": values})
+
+
+SIXTEEN = {
+    "tokens": ",".join(f"w{k}" for k in range(16)),
+    "X": ";".join(",".join(str((k * 7 + c) % 5 - 2) for c in range(3)) for k in range(16)),
+}
+LINKS = (
+    {"preset": "tired"},
+    {"preset": "temperature-low", "query": "cat"},
+    {"temp": "0.5", "mask": "0"},
+    {"temp": "9"},
+    {"X": "1,2;3,4"},
+    {"norm": "bogus", "scale": "maybe"},
+    {"query": "cat"},
+    {"query": "nobody"},
+    {"tokens": "a,b,c,d", "dims": "1,0"},
+    {"xscale": "abc", "dims": "x"},
+    {"tokens": "%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E,%22q%22,a%20%26%20b,it"},
+    {"preset": "nope", "WQ": "1,0;0,1;1,1"},
+    {"tokens": "a,a,b,c"},
+    {**SIXTEEN, "preset": "custom", "query": "15"},
+)
+
+action = st.one_of(
+    st.fixed_dictionaries({"do": st.just("x"), "token": index, "component": index, "value": number}),
+    st.fixed_dictionaries({"do": st.just("x"), "token": index, "component": index, "value": number}),
+    st.fixed_dictionaries({"do": st.just("query"), "index": index}),
+    *(option_action(s) for s in SWITCHES),
+    st.fixed_dictionaries({"do": st.just("preset"), "name": st.sampled_from((*PRESETS, "nope"))}),
+    st.just({"do": "reset"}),
+    st.fixed_dictionaries(
+        {"do": st.just("labels"), "labels": st.lists(st.sampled_from(LABELS), min_size=16, max_size=16),
+         "count": st.sampled_from((0, 0, 0, 1, -1))}
+    ),
+    st.just({"do": "add"}),
+    st.just({"do": "add"}),
+    st.just({"do": "remove"}),
+    st.fixed_dictionaries(
+        {"do": st.just("widths"), "which": st.sampled_from(("C", "d")),
+         "value": st.sampled_from((1.0, 2.0, 3.0, 4.0, 6.0, 0.0, 7.0, 2.5, math.nan, math.inf, "x", None))}
+    ),
+    st.fixed_dictionaries(
+        {"do": st.just("weight"), "name": st.sampled_from(("W_Q", "W_K", "W_V")), "row": index, "col": index,
+         "value": number}
+    ),
+    st.fixed_dictionaries({"do": st.just("dims"), "value": st.lists(st.integers(-1, 6), min_size=2, max_size=2)}),
+    st.fixed_dictionaries({"do": st.just("link"), "params": st.sampled_from(LINKS)}),
+)
+sequence = st.lists(action, min_size=MIN_ACTIONS, max_size=MIN_ACTIONS)
+
+
+def concrete(a: dict, s: HeadState) -> dict:
+    """The drawn action with its indices made to fit the state it meets (as the page's controls would)."""
+    T, C, d = s.head.T, s.head.C, s.head.d
+    if a["do"] == "x":
+        return {**a, "token": a["token"] % T, "component": a["component"] % C}
+    if a["do"] == "query":
+        return {**a, "index": a["index"] % T}
+    if a["do"] == "weight":
+        return {**a, "row": a["row"] % C, "col": a["col"] % d}
+    if a["do"] == "labels":
+        n = max(1, T + a["count"])
+        return {"do": "labels", "text": ", ".join(a["labels"][:n])}
+    if a["do"] == "widths":
+        return {"do": "widths", a["which"]: a["value"]}
+    return a
+
+
+def draw_sequences(n: int) -> list[list[dict]]:
+    drawn: list = []
+
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(sequence)
+    def collect(actions):
+        drawn.append(actions)
+
+    collect()
+    return drawn
+
+
+def python_run(actions: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Concrete actions and, after each, the state and view data, from HeadState and viewdata."""
+    s = HeadState()
+    done, seen, before = [], [], None
+    for a in actions:
+        a = concrete(a, s)
+        s.act(a)
+        done.append(a)
+        state = s.as_data()
+        inputs = {**state, "message": ""}
+        # A refused action leaves every input as it was: its view is the one before (sent as None).
+        view = None if inputs == before else view_data(s.head, s.query, s.labels, s.dims)
+        before = inputs
+        seen.append({"state": state, "view": view})
+    return done, seen
+
+
+def run_node(sequences: list[list[dict]]) -> list:
+    batch = {"config": logic_config(), "sequences": sequences}
+    proc = subprocess.run(
+        [NODE, str(DRIVER)], input=json.dumps(encode(batch), allow_nan=False), capture_output=True, text=True,
+        timeout=300, check=False,
+    )
+    assert proc.returncode == 0, f"node failed:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout, object_hook=decode_hook)
+
+
+def sorted_keys(d: dict) -> dict:
+    return {k: d[k] for k in sorted(d)}
+
+
+def test_python_and_javascript_take_every_action_sequence_to_the_same_page():
+    drawn = draw_sequences(N_SEQUENCES)
+    assert len(drawn) >= N_SEQUENCES and all(len(a) >= MIN_ACTIONS for a in drawn)
+    runs = [python_run(actions) for actions in drawn]
+    js = run_node([done for done, _ in runs])
+    kinds, refused = set(), 0
+    for k, ((done, seen), js_seen) in enumerate(zip(runs, js)):
+        for step, (a, py, got) in enumerate(zip(done, seen, js_seen)):
+            where = f"sequence {k} step {step} {a!r}"
+            assert "error" not in got, f"{where}: JS threw {got['error']}"
+            found = mismatches(sorted_keys(py["state"]), sorted_keys(got["state"]), f"{where} state")
+            found += mismatches(py["view"], got["view"], f"{where} view")
+            assert not found, "\n".join(found[:10]) + f"\nactions so far: {done[: step + 1]!r}"
+            kinds.add(a["do"] if a["do"] != "option" else a["name"])
+            refused += bool(py["state"]["message"])
+    # The draw reached every kind of action, every switch, and many refusals.
+    assert kinds >= {"x", "query", "preset", "reset", "labels", "add", "remove", "widths", "weight", "dims",
+                     "link", *(s.name for s in SWITCHES)}
+    assert refused > N_SEQUENCES
+
+
+def test_refusals_say_the_same_thing_in_both():
+    """A few refusals by hand, each with the message the served page shows."""
+    cases = [
+        [{"do": "x", "token": 3, "component": 0, "value": math.nan}],
+        [{"do": "x", "token": 3, "component": 0, "value": "abc"}],
+        [{"do": "x", "token": 3, "component": 0, "value": 1e308}],
+        [{"do": "option", "name": "temperature", "value": 0.0}],
+        [{"do": "labels", "text": "The, cat, , it"}],
+        [{"do": "labels", "text": "The, cat, cat, it"}],
+        [{"do": "link", "params": SIXTEEN}, {"do": "add"}],
+        [{"do": "widths", "C": math.inf}],
+    ]
+    js = run_node(cases)
+    for actions, got in zip(cases, js):
+        s = HeadState()
+        for a in actions:
+            s.act(a)
+        assert s.message and got[-1]["state"]["message"] == s.message
+    assert js[-2][-1]["state"]["message"] == "the editor stops at 16 tokens"
