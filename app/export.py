@@ -64,19 +64,15 @@ DESCRIPTION = (
     "tokens and where its output lands. Every number is computed in your browser from the chapter's "
     "formulas."
 )
-# The Bokeh document's roots (HeadPage.roots), each in its grid area of static/page.css.
+# The page's grid areas (static/page.css), each with its label and the Bokeh document roots it holds, as
+# in the served page (app/served_page.py): the editor sits below the figures, further parts in "more".
 AREAS = (
-    ("controls", "Controls"),
-    ("top", "Weights and the blend"),
-    ("readout", "The steps"),
-    ("bottom", "Scores and projections"),
-    ("editor", "Edit the head, downloads"),
+    ("controls", "Controls", ("controls",)),
+    ("top", "Weights and the blend", ("top",)),
+    ("readout", "The steps", ("readout",)),
+    ("bottom", "Scores and projections, editing the head", ("bottom", "editor-area")),
 )
-
-
-def root_name(area: str) -> str:
-    """The Bokeh root model's name for a page area (the editor's root is named apart from its layout)."""
-    return "editor-area" if area == "editor" else area
+MORE = ("more", "Going further")
 
 
 CSS = ""  # extra rules for the export only, with static/export.css if there is one
@@ -92,8 +88,10 @@ TEMPLATE = """{% extends "file.html.jinja" %}
 {% block contents %}
 <main class="explorer head-export">
   {{ header }}
-  {%- for name, label, root in areas %}
-  <section class="area-{{ name }}" aria-label="{{ label }}">{{ embed(roots[root]) }}</section>
+  {%- for name, label, names in areas %}
+  <section class="area-{{ name }}" aria-label="{{ label }}">
+    {%- for root in names %}{{ embed(roots[root]) }}{% endfor -%}
+  </section>
   {%- endfor %}
 </main>
 {% endblock %}
@@ -296,9 +294,10 @@ def head_scripts() -> str:
     return "\n".join([*style, *(_script(path.read_text()) for path in scripts)])
 
 
-def areas() -> list[tuple[str, str]]:
-    """The page's parts in order: the head's, then any further ones (EXTRA_AREAS)."""
-    return [*AREAS, *((name, label) for name, label, _ in EXTRA_AREAS)]
+def areas() -> list[tuple[str, str, tuple[str, ...]]]:
+    """The page's grid areas in order, with the roots each holds: the head's, then "more" for EXTRA_AREAS."""
+    extra = tuple(name for name, _, _ in EXTRA_AREAS)
+    return [*AREAS, (*MORE, extra)] if extra else list(AREAS)
 
 
 def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
@@ -307,13 +306,13 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
     scripts = head_scripts()
     parts = areas()
     if fragment:
-        script, divs = components({name: doc.get_model_by_name(root_name(name)) for name, _ in parts})
+        script, divs = components({root.name: root for root in doc.roots})
         bundle = bundle_for_objs_and_resources(list(doc.roots), RESOURCES)
         assert not bundle.js_files and not bundle.css_files, "inline resources must not link any file"
         bokeh_js = "\n".join(bundle)
         sections = "".join(
-            f'<section class="area-{name}" aria-label="{label}">{divs[name]}</section>'
-            for name, label in parts
+            f'<section class="area-{name}" aria-label="{label}">{"".join(divs[r] for r in roots)}</section>'
+            for name, label, roots in parts
         )
         return "\n".join(
             [
@@ -336,7 +335,7 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
             "head_scripts": scripts,
             "page_css": page_css(),
             "header": header_html(),
-            "areas": [(name, label, root_name(name)) for name, label in parts],
+            "areas": parts,
         },
     )
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import AttentionError, Head
+from core.attention import AttentionError, Head, exp
 
 # Above this a number is printed in exponent form so columns stay narrow.
 EXPONENT_FROM = 1e6
@@ -164,10 +164,10 @@ def _normaliser_lines(head: Head, masked: np.ndarray, w: np.ndarray, labels) -> 
     visible = np.isfinite(masked)
     top = float(masked[visible].max())
     if top <= EXP_SHOWN_UP_TO:
-        e = np.where(visible, np.exp(np.where(visible, masked, 0.0)), 0.0)
+        e = np.where(visible, exp(np.where(visible, masked, 0.0)), 0.0)
         lead = "exp →"
     else:  # exp itself would overflow the page; the ratios are what matter
-        e = np.where(visible, np.exp(np.where(visible, masked - top, 0.0)), 0.0)
+        e = np.where(visible, exp(np.where(visible, masked - top, 0.0)), 0.0)
         lead = f"exp(s − {fmt(top)}) →"
     return (f"{lead} {fmt_vector(e)}, sum {fmt(e.sum())}", f"weights = {fmt_vector(w)}")
 

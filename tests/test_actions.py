@@ -48,6 +48,7 @@ number = st.one_of(
     st.sampled_from(REFUSED_NUMBERS),
 )
 index = st.integers(0, 15)
+coordinate = st.integers(-1, 6)
 
 
 def option_action(s):
@@ -104,7 +105,7 @@ action = st.one_of(
         {"do": st.just("weight"), "name": st.sampled_from(("W_Q", "W_K", "W_V")), "row": index, "col": index,
          "value": number}
     ),
-    st.fixed_dictionaries({"do": st.just("dims"), "value": st.lists(st.integers(-1, 6), min_size=2, max_size=2)}),
+    st.fixed_dictionaries({"do": st.just("dims"), "value": st.lists(coordinate, min_size=2, max_size=2)}),
     st.fixed_dictionaries({"do": st.just("link"), "params": st.sampled_from(LINKS)}),
 )
 sequence = st.lists(action, min_size=MIN_ACTIONS, max_size=MIN_ACTIONS)

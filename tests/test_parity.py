@@ -202,7 +202,8 @@ def preset_cases() -> list[dict]:
     for p in PRESETS.values():
         for i in range(len(p.tokens)):
             cases.append(
-                dict(X=p.X, W_Q=p.W_Q, W_K=p.W_K, W_V=p.W_V, options=p.options.as_dict(), i=i, labels=list(p.tokens))
+                dict(X=p.X, W_Q=p.W_Q, W_K=p.W_K, W_V=p.W_V, options=p.options.as_dict(), i=i,
+                     labels=list(p.tokens))
             )
     return cases
 
@@ -324,7 +325,8 @@ def test_fmt_matches_python_formatting():
 
 def test_chapter_example_text_for_it():
     i = CHAPTER.tokens.index("it")
-    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V, options=CHAPTER.options.as_dict(),
+    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V,
+                options=CHAPTER.options.as_dict(),
                 i=i, labels=list(CHAPTER.tokens))
     (js,) = run_js([case])["cases"]
     steps = js["trace"]["steps"]
@@ -339,7 +341,8 @@ def test_chapter_example_text_for_it():
 def test_hostile_label_is_escaped_like_python():
     hostile = "<img src=x onerror=alert(1)>"
     labels = ["The", hostile, "sat", "it's \"q\" & co"]
-    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V, options=CHAPTER.options.as_dict(),
+    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V,
+                options=CHAPTER.options.as_dict(),
                 i=3, labels=labels)
     (js,) = run_js([case])["cases"]
     html_out = js["view"]["steps"] + js["view"]["checks"]
