@@ -75,6 +75,7 @@ class Switch:
     slider: tuple[float, float, float] | None = None
     cli_help: str = ""
     cli_metavar: str = "N"
+    flipped: str = ""  # how the notes name the switch once flipped ("Mask off")
 
     @property
     def default(self):
@@ -90,6 +91,12 @@ def _largest_weight(head, i: int) -> tuple[float, int]:
 def temperature_note(head, i: int | None = None, labels=None) -> str:
     """What τ is doing to the head on screen, with its numbers (the same head at τ = 1 beside it)."""
     from core.attention import attend  # here, not at the top: core.attention imports this module
+
+    if head is None:  # no head to quote: what to look for in general
+        return (
+            "scores ÷ τ before the softmax: below 1 the weights sharpen towards one key, above 1 they "
+            "flatten."
+        )
 
     i = head.T - 1 if i is None else i
     labels = [str(k) for k in range(head.T)] if labels is None else list(labels)
@@ -132,6 +139,7 @@ SWITCHES: tuple[Switch, ...] = (
             '(see "Why ÷√d").'
         ),
         cli_help="skip the division by √d",
+        flipped="÷√d off",
     ),
     Switch(
         "causal",
@@ -141,6 +149,7 @@ SWITCHES: tuple[Switch, ...] = (
         "toggle",
         _note("earlier tokens can read later ones; weights appear above the diagonal."),
         cli_help="let tokens read the ones after them",
+        flipped="Mask off",
     ),
     Switch(
         "tied_qk",
@@ -153,6 +162,7 @@ SWITCHES: tuple[Switch, ...] = (
             "queries read mostly themselves."
         ),
         cli_help="use W_Q for the keys too",
+        flipped="W_K = W_Q",
     ),
     Switch(
         "normaliser",
@@ -167,6 +177,7 @@ SWITCHES: tuple[Switch, ...] = (
         choices=NORMALISERS,
         choice_labels=("softmax", "raw scores", "top-1"),
         cli_help="how scores become weights (default softmax)",
+        flipped="Raw scores or top-1",
     ),
     Switch(
         "x_scale",
@@ -178,6 +189,7 @@ SWITCHES: tuple[Switch, ...] = (
         low=-LARGEST_ENTRY,
         high=LARGEST_ENTRY,
         cli_help="multiply X by F first",
+        flipped="Multiply X",
         cli_metavar="F",
     ),
     Switch(
@@ -191,6 +203,7 @@ SWITCHES: tuple[Switch, ...] = (
         high=5.0,
         slider=(0.05, 5.0, 0.05),
         cli_help="divide the scores by T after the optional ÷√d (default 1)",
+        flipped="Temperature τ",
         cli_metavar="T",
     ),
 )

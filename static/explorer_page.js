@@ -71,6 +71,7 @@
   }
 
   function bind(doc, config) {
+    performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
     const logic = HeadLogic.make(config);
     const V = config.view;
     const get = (ref) => {
@@ -398,6 +399,7 @@
     if (Object.keys(params).length) dispatch({ do: 'link', params });
     else syncControls(state, state);
     page.ready = true;
+    performance.mark('head-bind-end');
     return page;
   }
 

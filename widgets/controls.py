@@ -103,9 +103,8 @@ def preset_options() -> list[tuple[str, str]]:
 def ablation_notes(head=None, i=None, labels=None) -> str:
     """What each switch shows, one item per row of core.options.SWITCHES (notes may quote the head)."""
     items = "".join(
-        f"<li><b>{html.escape(s.label)}</b>: {html.escape(s.look_for(head, i, labels))}</li>"
+        f"<li><b>{html.escape(s.flipped)}</b>: {html.escape(s.look_for(head, i, labels))}</li>"
         for s in SWITCHES
-        if head is not None or s.look_for.__name__ == "<lambda>"
     )
     return f'<details><summary>What each switch shows</summary><ul class="notes">{items}</ul></details>'
 
