@@ -464,6 +464,11 @@ def test_downloads_are_the_served_apps_bytes(exported, context, page):
         download = info.value
         assert download.suggested_filename == f"attention-head.{kind.lower()}"
         assert open(download.path(), "rb").read() == text.encode("utf-8"), kind
+    # Each figure saves itself as a PNG from its toolbar, made in the browser too.
+    with page.expect_download() as info:
+        page.locator(".bk-tool-icon-save").first.click()
+    assert info.value.suggested_filename == "attention-weights.png"
+    assert open(info.value.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     net.check()
 
 
