@@ -76,7 +76,7 @@ def test_blend_plot_frames_everything_it_draws(case):
     b = data["blend"]
     xs, ys = b["values"]["x"] + b["output"]["x"], b["values"]["y"] + b["output"]["y"]
     span = max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
-    assert x1 - x0 >= 0.3 and y1 - y0 >= 0.3  # never degenerate, even when every point is the same
+    assert x1 - x0 >= 0.3 - 1e-12 and y1 - y0 >= 0.3 - 1e-12  # never degenerate, even for one point
     margin = 0.15 * span - 1e-12  # every point, the output too, stays clear of the frame's edges
     assert all(x0 + margin <= x <= x1 - margin for x in xs)
     assert all(y0 + margin <= y <= y1 - margin for y in ys)
