@@ -174,83 +174,40 @@
       return [Math.min(V.slider.low, t - (v < 0 ? 1 : 0)), Math.max(V.slider.high, t + (v > 0 ? 1 : 0))];
     }
 
-    // Widgets whose number depends on the shape (a slider per entry of X, a box per entry of each W) are
-    // kept once made, by position, with the rows that hold them: a shape shows the rows it needs and hides
-    // the others, so going back to a shape seen before builds no new views (BokehJS's costly part).
-    const sliderPool = new Map(); // "t,c" → Slider
-    const sliderRows = new Map(); // "t,first,end" → Row of the sliders t, first … end - 1
-    const boxPool = { W_Q: new Map(), W_K: new Map(), W_V: new Map() }; // "r,c" → NumericInput
-    const boxRows = { W_Q: new Map(), W_K: new Map(), W_V: new Map() }; // "r,d" → Row
-
-    function showRows(layout, fixed, active, pool) {
-      const rest = [...pool.values()].filter((row) => active.indexOf(row) < 0);
-      for (const row of active) if (!row.visible) row.visible = true;
-      for (const row of rest) if (row.visible) row.visible = false;
-      const children = [...fixed, ...active, ...rest];
-      const same = children.length === layout.children.length && children.every((c, k) => c === layout.children[k]);
-      if (!same) layout.children = children;
-    }
-
-    // widgets/controls.py TokenSliders.rebuild, on pooled models
-    function arrangeSliders(s) {
+    // widgets/controls.py TokenSliders.rebuild
+    function buildSliders(s) {
       const titles = s.tokens.map((label) => shortLabel(label, V.slider.label_chars));
       const longest = Math.max(0, ...titles.map((t) => Array.from(t).length));
       const perRow = longest <= V.slider.three_a_row_up_to ? V.slider.per_row : V.slider.per_row - 1;
+      const rows = [];
       const sliders = s.X.map((vector, t) => vector.map((v, c) => {
         const [start, end] = sliderRange(v);
-        const props = { title: `${titles[t]}[${c}]`, value: v, start, end,
-          width: Math.floor(V.slider.row_px / Math.min(vector.length, perRow)) - 6 };
-        let slider = sliderPool.get(`${t},${c}`);
-        if (slider === undefined) {
-          slider = new SliderClass(Object.assign(props, { step: V.slider.step, name: `x-${t}-${c}`, format: '0.00',
-            tags: [t, c], css_classes: ['x-slider'] }));
-          sliderPool.set(`${t},${c}`, slider);
-          wireSlider(slider, t, c);
-        } else {
-          const change = Object.fromEntries(Object.entries(props).filter(([k, v]) => slider[k] !== v));
-          if (Object.keys(change).length) slider.setv(change);
-        }
+        const slider = new SliderClass({
+          title: `${titles[t]}[${c}]`, value: v, start, end, step: V.slider.step,
+          width: Math.floor(V.slider.row_px / Math.min(vector.length, perRow)) - 6,
+          name: `x-${t}-${c}`, format: '0.00', tags: [t, c], css_classes: ['x-slider'],
+        });
+        wireSlider(slider, t, c);
         return slider;
       }));
-      const rows = [];
-      sliders.forEach((line, t) => {
+      for (const line of sliders) {
         for (let k = 0; k < line.length; k += perRow) {
-          const key = `${t},${k},${Math.min(k + perRow, line.length)}`;
-          let row = sliderRows.get(key);
-          if (row === undefined) {
-            row = new RowClass({ children: line.slice(k, k + perRow), css_classes: ['token-row'] });
-            sliderRows.set(key, row);
-          }
-          rows.push(row);
+          rows.push(new RowClass({ children: line.slice(k, k + perRow), css_classes: ['token-row'] }));
         }
-      });
-      showRows(C_.tokens, [], rows, sliderRows);
+      }
+      C_.tokens.children = rows;
       page.sliders = sliders;
     }
 
-    function arrangeGrid(name, W) {
+    function buildGrid(name, W) {
       const grid = E.grids[name];
-      const d = W[0].length;
+      const title = grid.children[0];
       const cells = W.map((line, r) => line.map((v, c) => {
-        let box = boxPool[name].get(`${r},${c}`);
-        if (box === undefined) {
-          box = new NumberClass({ value: v, mode: 'float', width: V.grid_width, name: `${name}-${r}-${c}`, tags: [r, c] });
-          boxPool[name].set(`${r},${c}`, box);
-          wireEntry(box, name, r, c);
-        } else if (box.value !== v) {
-          box.value = v;
-        }
+        const box = new NumberClass({ value: v, mode: 'float', width: V.grid_width, name: `${name}-${r}-${c}`, tags: [r, c] });
+        wireEntry(box, name, r, c);
         return box;
       }));
-      const rows = cells.map((line, r) => {
-        let row = boxRows[name].get(`${r},${d}`);
-        if (row === undefined) {
-          row = new RowClass({ children: line });
-          boxRows[name].set(`${r},${d}`, row);
-        }
-        return row;
-      });
-      showRows(grid, [grid.children[0]], rows, boxRows[name]);
+      grid.children = [title, ...cells.map((line) => new RowClass({ children: line }))];
       page.grids[name] = cells;
     }
 
@@ -272,7 +229,7 @@
         const newTokens = !old || JSON.stringify(old.tokens) !== JSON.stringify(s.tokens);
         const newC = !old || old.X[0].length !== s.X[0].length;
         if (newTokens || newC) {
-          arrangeSliders(s);
+          buildSliders(s);
         } else {
           page.sliders.forEach((line, t) => line.forEach((slider, k) => {
             const x = s.X[t][k];
@@ -301,7 +258,7 @@
         for (const name of ['W_Q', 'W_K', 'W_V']) {
           const W = s[name];
           const cells = page.grids[name];
-          if (!cells || cells.length !== W.length || cells[0].length !== W[0].length) arrangeGrid(name, W);
+          if (!cells || cells.length !== W.length || cells[0].length !== W[0].length) buildGrid(name, W);
           else cells.forEach((line, r) => line.forEach((box, c) => { if (box.value !== W[r][c]) box.value = W[r][c]; }));
         }
         const options = Array.from({ length: d }, (_, k) => String(k));
@@ -424,29 +381,17 @@
     M.downloads.json.on_event('button_click', () => download(logic.asJson(state), 'attention-head.json', 'application/json'));
     M.downloads.csv.on_event('button_click', () => download(logic.asCsv(state), 'attention-head.csv', 'text/csv'));
 
-    // The sliders and grids Python made get the same wiring as the ones made here, and start the pools.
+    // The sliders and grids Python made get the same wiring as the ones made here.
     page.sliders = [];
     page.grids = {};
-    for (const row of C_.tokens.children) {
-      const [t, first] = row.children[0].tags;
-      sliderRows.set(`${t},${first},${first + row.children.length}`, row);
-      for (const slider of row.children) {
-        const [, c] = slider.tags;
-        (page.sliders[t] = page.sliders[t] || [])[c] = slider;
-        sliderPool.set(`${t},${c}`, slider);
-        wireSlider(slider, t, c);
-      }
+    for (const slider of C_.tokens.children.flatMap((row) => row.children)) {
+      const [t, c] = slider.tags;
+      (page.sliders[t] = page.sliders[t] || [])[c] = slider;
+      wireSlider(slider, t, c);
     }
     for (const name of ['W_Q', 'W_K', 'W_V']) {
-      const rows = E.grids[name].children.slice(1);
-      page.grids[name] = rows.map((row) => row.children);
-      rows.forEach((row, r) => {
-        boxRows[name].set(`${r},${row.children.length}`, row);
-        row.children.forEach((box) => {
-          boxPool[name].set(`${box.tags[0]},${box.tags[1]}`, box);
-          wireEntry(box, name, box.tags[0], box.tags[1]);
-        });
-      });
+      page.grids[name] = E.grids[name].children.slice(1).map((row) => row.children);
+      page.grids[name].forEach((line) => line.forEach((box) => wireEntry(box, name, box.tags[0], box.tags[1])));
     }
 
     // A link opens the head it names (the page starts on config.start without one).
