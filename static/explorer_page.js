@@ -279,8 +279,11 @@
 
     // --- the link in the address bar ------------------------------------------------
 
+    // Only the first explorer on a page owns its address: two pasted fragments would overwrite each other's.
+    const ownsLink = () => config.link && bound[0] === page;
+
     function writeLink() {
-      if (!config.link) return;
+      if (!ownsLink()) return;
       try {
         const hash = '#' + new URLSearchParams(logic.encodeLink(state)).toString();
         if (window.location.hash !== hash) window.history.replaceState(null, '', hash);
@@ -395,7 +398,7 @@
     }
 
     // A link opens the head it names (the page starts on config.start without one).
-    const params = config.link ? readLink(window.location) : {};
+    const params = ownsLink() ? readLink(window.location) : {};
     if (Object.keys(params).length) dispatch({ do: 'link', params });
     else syncControls(state, state);
     page.ready = true;
