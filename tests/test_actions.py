@@ -99,6 +99,41 @@ LINKS = (
     {**SIXTEEN, "preset": "custom", "query": "15"},
 )
 
+# Links drawn part by part: every key the served app reads, with good and malformed values.
+LINK_VALUES = (
+    "1",
+    "0",
+    "yes",
+    "maybe",
+    "",
+    "softmax",
+    "top1",
+    "bad",
+    "0.5",
+    "2",
+    "9",
+    "-1",
+    "1e400",
+    "nan",
+    "0,1",
+    "2,0",
+    "1,1",
+    "x",
+    "1,0,0;0,1,0;0,0,1;0.2,0.3,0",
+    "1,2;3",
+    "a,b,c,d",
+    "The,cat,sat,it",
+    "%3Cb%3E,x,y,z",
+    "tired",
+    "chapter",
+    "cat",
+    "3",
+    "7",
+    "custom",
+)
+LINK_KEYS = ("preset", "tokens", "X", "WQ", "WK", "WV", "query", "dims", *(s.url_key for s in SWITCHES))
+drawn_link = st.dictionaries(st.sampled_from(LINK_KEYS), st.sampled_from(LINK_VALUES), max_size=5)
+
 action = st.one_of(
     st.fixed_dictionaries({"do": st.just("x"), "token": index, "component": index, "value": number}),
     st.fixed_dictionaries({"do": st.just("x"), "token": index, "component": index, "value": number}),
@@ -134,6 +169,7 @@ action = st.one_of(
     ),
     st.fixed_dictionaries({"do": st.just("dims"), "value": st.lists(coordinate, min_size=2, max_size=2)}),
     st.fixed_dictionaries({"do": st.just("link"), "params": st.sampled_from(LINKS)}),
+    st.fixed_dictionaries({"do": st.just("link"), "params": drawn_link}),
 )
 sequence = st.lists(action, min_size=MIN_ACTIONS, max_size=MIN_ACTIONS)
 
