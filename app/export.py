@@ -2,25 +2,21 @@
 
     python -m app.export OUT.html [--preset NAME] [--fragment]
 
-Builds the same Bokeh page as the served app (widgets.page.HeadPage, from a
-HeadState loaded with the preset), inlines BokehJS, static/attention.js (the
-JavaScript port of the core) and a little glue, and wires every control with
-CustomJS instead of Python callbacks.  Each callback calls
-`AttentionHead.attend` + `AttentionHead.viewData` in the browser and writes
-the result into the same ColumnDataSources, colour mappers, ranges and Divs
-that `HeadPage.update` writes on the server.
+Builds the same Bokeh page as the served app (widgets.page.HeadPage and widgets.editor.HeadEditor, from a
+HeadState loaded with the preset), inlines BokehJS and four scripts from static/: bokeh_patch.js,
+attention.js (the port of the core and of widgets/viewdata.py), explorer.js (the port of HeadState's
+logic, links and downloads, as pure functions) and explorer_page.js (the binding that writes view data
+into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
+limits, every preset, the start state, view constants and the ids of the models the binding drives);
+a document_ready callback hands it to `HeadExplorerPage.bind`.
 
-The page is laid out like the served one (app/main.py): a header, then the
-Bokeh document's four roots (controls, top, readout, bottom; see
-HeadPage.roots) placed by static/page.css's grid areas.  Separate roots keep
-a change of the steps text from re-laying out the whole page.
+The page is laid out like the served one (app/main.py): a header, then the Bokeh document's roots
+(controls, top, readout, bottom, editor; see HeadPage.roots) placed by static/page.css's grid areas.
+Separate roots keep a change of the steps text from re-laying out the whole page.  Further parts (the
+other explorers) are appended through EXTRA_PARTS.
 
-`--fragment` writes a `<div>` (the same grid) plus `<script>` blocks (BokehJS
-inlined too) that work pasted into any otherwise empty page.
-
-Limitation, stated in the page too: the sliders are made once for the start
-preset's shape, so the preset picker offers only presets with the same
-number of tokens, width C and head width d as the start preset.
+`--fragment` writes a `<div>` (the same grid) plus `<script>` blocks (BokehJS inlined too) that work
+pasted into any otherwise empty page.
 """
 
 from __future__ import annotations
@@ -30,30 +26,37 @@ import html
 import json
 import re
 import sys
-from dataclasses import asdict
+from collections.abc import Callable
 from pathlib import Path
 
 from bokeh.core.templates import get_env
+from bokeh.document import Document
 from bokeh.embed import components, file_html
 from bokeh.embed.bundle import bundle_for_objs_and_resources
-from bokeh.models import CustomJS, Div
+from bokeh.layouts import column, row
+from bokeh.model import Model
+from bokeh.models import Button, CustomJS, Div
 from bokeh.resources import Resources
 
-from core.attention import NORMALISERS
 from core.presets import PRESETS, Preset
 from widgets import controls as controls_module
-from widgets.controls import CUSTOM, SLIDER_LABEL_CHARS
-from widgets.matrix_plot import FLAT_UP_TO, LABEL_FITS_CELL, SLANT
+from widgets.controls import SLIDER_LABEL_CHARS, preset_note
+from widgets.editor import GRID_WIDTH, WEIGHTS, HeadEditor
+from widgets.logic_config import logic_config
+from widgets.matrix_plot import CELL_OUTLINE, FLAT_UP_TO, LABEL_FITS_CELL, SLANT
 from widgets.page import SQUARE, HeadPage
 from widgets.state import HeadState
-from widgets.style import AXIS_LABEL_CHARS
+from widgets.style import AXIS_LABEL_CHARS, text_panel
+from widgets.viewdata import NUMBERS_UP_TO
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
+EXPLORER_JS = ROOT / "static" / "explorer.js"
+EXPLORER_PAGE_JS = ROOT / "static" / "explorer_page.js"
 BOKEH_PATCH_JS = ROOT / "static" / "bokeh_patch.js"
 EXPORT_CSS = ROOT / "static" / "export.css"
 PAGE_CSS = ROOT / "static" / "page.css"
-MAX_BYTES = 2_000_000
+MAX_BYTES = 2_500_000
 
 TITLE = "One attention head"
 DESCRIPTION = (
@@ -61,303 +64,18 @@ DESCRIPTION = (
     "tokens and where its output lands. Every number is computed in your browser from the chapter's "
     "formulas."
 )
-# The Bokeh document's roots (HeadPage.roots), each in its grid area of static/page.css.
+# The page's grid areas (static/page.css), each with its label and the Bokeh document roots it holds, as
+# in the served page (app/served_page.py): the editor sits below the figures, further parts in "more".
 AREAS = (
-    ("controls", "Controls"),
-    ("top", "Weights and the blend"),
-    ("readout", "The steps"),
-    ("bottom", "Scores and projections"),
+    ("controls", "Controls", ("controls",)),
+    ("top", "Weights and the blend", ("top",)),
+    ("readout", "The steps", ("readout",)),
+    ("bottom", "Scores and projections, editing the head", ("bottom", "editor-area")),
 )
+MORE = ("more", "Going further")
+
 
 CSS = ""  # extra rules for the export only, with static/export.css if there is one
-
-# The browser half: one state per embedded page, kept in a WeakMap keyed by
-# the page's preset Select (so two fragments on one page do not share it).
-# It mirrors HeadState.apply / load, HeadExplorer._redraw / _sync_controls and
-# HeadPage.update.  Every label reaches the DOM as text: Select options,
-# slider titles, axis ticks and hover fields are text in Bokeh; the message
-# is escaped here; steps and checks come escaped from viewData.
-GLUE_JS = r"""
-(function () {
-  "use strict";
-  const NORMALISERS = __NORMALISERS__;
-  const SQUARE = __SQUARE__;
-  const CUSTOM = __CUSTOM__;
-  const states = new WeakMap();
-
-  function esc(text) {
-    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-      .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
-  }
-
-  function sliderRange(v) {
-    const t = Math.trunc(v);
-    return [Math.min(-2.0, t - (v < 0 ? 1 : 0)), Math.max(2.0, t + (v > 0 ? 1 : 0))];
-  }
-
-  function fromPreset(p) {
-    return {
-      tokens: p.tokens.slice(), X: p.X.map(r => r.slice()), W_Q: p.W_Q, W_K: p.W_K, W_V: p.W_V,
-      scaling: p.scaling, causal: p.causal, tied_qk: p.tied_qk, normaliser: p.normaliser,
-      x_scale: p.x_scale, query: p.tokens.indexOf(p.query), preset: p.name,
-    };
-  }
-
-  function stateOf(M) {
-    let s = states.get(M.controls.preset);
-    if (s === undefined) {
-      const data = JSON.parse(M.controls.preset.tags[0]);
-      s = {data: data, inputs: data.start, syncing: false, message: ""};
-      states.set(M.controls.preset, s);
-    }
-    return s;
-  }
-
-  // Every Div.text write makes BokehJS re-lay out that Div's root, so unchanged text is not written.
-  function setText(div, text) {
-    if (div.text !== text) div.text = text;
-  }
-
-  function setMessage(M, s, text) {
-    s.message = text;
-    setText(M.controls.message, text ? '<div class="alert">' + esc(text) + "</div>" : "");
-  }
-
-  function assignData(source, value) {
-    source.data = source.data instanceof Map ? new Map(Object.entries(value)) : value;
-  }
-
-  function column(source, name) {
-    return source.data instanceof Map ? source.data.get(name) : source.data[name];
-  }
-
-  // Equal columns (numbers, NaN equal to NaN, or strings)?
-  function sameColumn(a, b) {
-    if (a === undefined || a.length !== b.length) return false;
-    for (let k = 0; k < b.length; k++) {
-      if (a[k] !== b[k] && !(Number.isNaN(a[k]) && Number.isNaN(b[k]))) return false;
-    }
-    return true;
-  }
-
-  // Write a source only if some column differs: each write re-indexes its glyphs and repaints the figure.
-  function updateSource(source, value) {
-    const same = Object.keys(value).every(k => sameColumn(column(source, k), value[k]));
-    if (!same) assignData(source, value);
-  }
-
-  // Same cells, new numbers: keep the x, y, row and col columns, write only what changed (if anything).
-  function updateCells(source, cells, reshape) {
-    if (reshape) return assignData(source, cells);
-    const value = column(source, "value"), text = column(source, "text");
-    const newValue = !sameColumn(value, cells.value), newText = !sameColumn(text, cells.text);
-    if (!newValue && !newText) return;
-    const data = source.data instanceof Map ? new Map(source.data) : Object.assign({}, source.data);
-    const put = (k, v) => (data instanceof Map ? data.set(k, v) : (data[k] = v));
-    if (newValue) put("value", cells.value);
-    if (newText) put("text", cells.text);
-    source.data = data;
-  }
-
-  // The cells of a figure's matrices as one set of columns (widgets/matrix_plot.py side_by_side).
-  function sideBySide(cells, blocks, gap) {
-    const out = {x: [], y: [], value: [], text: [], row: [], col: [], matrix: []};
-    const nCols = Math.max(...cells[blocks[0]].x) + 1;
-    blocks.forEach((name, k) => {
-      const c = cells[name], shift = k * (nCols + gap);
-      c.x.forEach(x => { out.x.push(x + shift); out.matrix.push(name); });
-      for (const col of ["y", "value", "text", "row", "col"]) out[col].push(...c[col]);
-    });
-    return out;
-  }
-
-  function isOn(active) {
-    return Array.from(active || []).indexOf(0) >= 0;
-  }
-
-  function setToggle(box, on) {
-    if (isOn(box.active) !== on) box.active = on ? [0] : [];
-  }
-
-  // A label cut to fit an axis or a slider title (widgets/style.py short_label).
-  function shortLabel(label, width) {
-    const chars = Array.from(String(label));
-    return chars.length <= width ? chars.join("") : chars.slice(0, width - 1).join("") + "…";
-  }
-
-  // Tick labels for a token axis; a column axis slants them when one is too long for its cell
-  // (widgets/matrix_plot.py MatrixPlot._set_axes).
-  function overrides(axis, labels, columns) {
-    const entries = labels.map((label, k) => [k, shortLabel(label, __AXIS_LABEL__)]);
-    axis.major_label_overrides = axis.major_label_overrides instanceof Map
-      ? new Map(entries) : Object.fromEntries(entries);
-    if (columns) {
-      const fits = entries.length <= __FLAT_UP_TO__
-        && entries.every(([, text]) => Array.from(text).length <= __FITS_CELL__);
-      axis.major_label_orientation = fits ? 0 : __SLANT__;
-    }
-  }
-
-  function compute(v) {
-    const head = AttentionHead.attend(v.X, v.W_Q, v.W_K, v.W_V, {
-      scaling: v.scaling, causal: v.causal, tied_qk: v.tied_qk,
-      normaliser: v.normaliser, x_scale: v.x_scale,
-    });
-    if (head.T !== v.tokens.length) {
-      throw new Error("X has " + head.T + " rows but there are " + v.tokens.length + " token labels");
-    }
-    if (!Number.isInteger(v.query) || v.query < 0 || v.query >= head.T) {
-      throw new Error("query is " + v.query + "; expected a token index from 0 to " + (head.T - 1));
-    }
-    return {head: head, data: AttentionHead.viewData(head, v.query, v.tokens, [0, 1])};
-  }
-
-  function draw(M, data, labels, relabel) {
-    for (const name of Object.keys(M.plots)) {
-      const m = M.plots[name];
-      const [low, high] = data.limits[m.blocks[0]];  // Q, K and V share one colour range
-      if (m.mapper.low !== low || m.mapper.high !== high) {
-        m.mapper.setv({low: low, high: high});
-        m.ink.setv({low: low, high: high});
-      }
-      updateCells(m.source, sideBySide(data.cells, m.blocks, m.gap), relabel);
-      const square = SQUARE.indexOf(name) >= 0;
-      if (square) updateSource(m.outline, data.outline);
-      if (relabel) {
-        if (square) overrides(m.xaxis, labels, true);
-        overrides(m.yaxis, labels);
-      }
-    }
-    const b = M.blend;
-    updateSource(b.values, data.blend.values);
-    updateSource(b.hull, data.blend.hull);
-    updateSource(b.output, data.blend.output);
-    updateSource(b.links, data.blend.links);
-    const [x0, x1, y0, y1] = data.bounds;
-    const xr = b.x_range, yr = b.y_range;
-    if (relabel || x0 < xr.start || x1 > xr.end || y0 < yr.start || y1 > yr.end) {
-      xr.setv({start: x0, end: x1});
-      yr.setv({start: y0, end: y1});
-    }
-    if (b.xaxis.axis_label !== data.blend.axes.x) b.xaxis.axis_label = data.blend.axes.x;
-    if (b.yaxis.axis_label !== data.blend.axes.y) b.yaxis.axis_label = data.blend.axes.y;
-    setText(M.steps, data.steps + data.checks);  // widgets/page.py readout_html
-  }
-
-  function syncControls(M, s, relabel) {
-    const v = s.inputs, c = M.controls;
-    s.syncing = true;
-    try {
-      M.sliders.forEach((line, t) => line.forEach((slider, k) => {
-        const x = v.X[t][k];
-        const [low, high] = sliderRange(x);
-        const change = {};
-        if (slider.start !== low) change.start = low;
-        if (slider.end !== high) change.end = high;
-        if (slider.value !== x) change.value = x;
-        if (relabel) change.title = shortLabel(v.tokens[t], __SLIDER_LABEL__) + "[" + k + "]";
-        if (Object.keys(change).length) slider.setv(change);
-      }));
-      if (relabel) c.query.options = v.tokens.map((label, k) => [String(k), String(label)]);
-      if (c.query.value !== String(v.query)) c.query.value = String(v.query);
-      setToggle(c.scaling, v.scaling);
-      setToggle(c.causal, v.causal);
-      setToggle(c.tied_qk, v.tied_qk);
-      const n = NORMALISERS.indexOf(v.normaliser);
-      if (c.normaliser.active !== n) c.normaliser.active = n;
-      if (c.x_scale.value !== v.x_scale) c.x_scale.value = v.x_scale;
-      const preset = v.preset || CUSTOM;
-      if (c.preset.value !== preset) c.preset.value = preset;
-      if (c.note) {
-        const note = s.data.notes[v.preset];
-        setText(c.note, note !== undefined ? note : (s.data.notes[""] || ""));
-      }
-    } finally {
-      s.syncing = false;
-    }
-  }
-
-  // HeadState.apply: compute once; refuse (and say why) if the core does.
-  function apply(M, s, changes) {
-    const next = Object.assign({}, s.inputs, changes);
-    if (!("preset" in changes) && Object.keys(changes).some(k => k !== "query")) next.preset = "";
-    let result;
-    try {
-      result = compute(next);
-    } catch (err) {
-      setMessage(M, s, err && err.message ? err.message : String(err));
-      syncControls(M, s, false);
-      return false;
-    }
-    const relabel = JSON.stringify(next.tokens) !== JSON.stringify(s.inputs.tokens);
-    s.inputs = next;
-    draw(M, result.data, next.tokens, relabel);
-    syncControls(M, s, relabel);
-    setMessage(M, s, "");
-    return true;
-  }
-
-  function load(M, s, name) {
-    const p = s.data.presets[name];
-    if (p === undefined) {
-      setMessage(M, s, "there is no preset called '" + name + "' in this page");
-      syncControls(M, s, false);
-      return false;
-    }
-    return apply(M, s, fromPreset(p));
-  }
-
-  // BokehJS runs CustomJS callbacks asynchronously, so the `syncing` flag
-  // alone cannot catch the echoes of syncControls' own writes: a change that
-  // asks for what the state already holds is ignored instead.
-  function handle(kind, obj, M) {
-    const s = stateOf(M);
-    if (s.syncing) return;
-    const v = s.inputs;
-    try {
-      if (kind === "x") {
-        const t = obj.tags[0], k = obj.tags[1], value = obj.value;
-        if (value === v.X[t][k]) return;
-        if (typeof value !== "number" || !Number.isFinite(value)) {
-          setMessage(M, s, v.tokens[t] + "[" + k + "] needs a finite number");
-          syncControls(M, s, false);
-          return;
-        }
-        const X = v.X.map(r => r.slice());
-        X[t][k] = value;
-        apply(M, s, {X: X});
-      } else if (kind === "query") {
-        const q = parseInt(obj.value, 10);
-        if (q !== v.query) apply(M, s, {query: q});
-      } else if (kind === "scaling" || kind === "causal" || kind === "tied_qk") {
-        const on = isOn(obj.active);
-        if (on !== v[kind]) apply(M, s, {[kind]: on});
-      } else if (kind === "normaliser") {
-        const n = NORMALISERS[obj.active];
-        if (n !== v.normaliser) apply(M, s, {normaliser: n});
-      } else if (kind === "x_scale") {
-        const value = obj.value;
-        if (value === v.x_scale) return;
-        if (typeof value !== "number" || !Number.isFinite(value)) {
-          setMessage(M, s, "Multiply X by needs a number; kept the last one.");
-          syncControls(M, s, false);
-        } else {
-          apply(M, s, {x_scale: value});
-        }
-      } else if (kind === "preset") {
-        if (obj.value !== CUSTOM && obj.value !== v.preset) load(M, s, obj.value);
-      } else if (kind === "reset") {
-        load(M, s, s.data.reset);
-      }
-    } catch (err) {  // a bug must not break the page: say so, keep the last state
-      console.error(err);
-      setMessage(M, s, "That change could not be applied (" + (err && err.name ? err.name : "Error") + ").");
-    }
-  }
-
-  window.HeadExport = {handle: handle, states: states, escape: esc};
-})();
-"""
 
 TEMPLATE = """{% extends "file.html.jinja" %}
 {% from macros import embed %}
@@ -370,8 +88,10 @@ TEMPLATE = """{% extends "file.html.jinja" %}
 {% block contents %}
 <main class="explorer head-export">
   {{ header }}
-  {%- for name, label in areas %}
-  <section class="area-{{ name }}" aria-label="{{ label }}">{{ embed(roots[name]) }}</section>
+  {%- for name, label, names in areas %}
+  <section class="area-{{ name }}" aria-label="{{ label }}">
+    {%- for root in names %}{{ embed(roots[root]) }}{% endfor -%}
+  </section>
   {%- endfor %}
 </main>
 {% endblock %}
@@ -394,145 +114,166 @@ def _script(text: str) -> str:
     return "<script>\n" + text.replace("</script", "<\\/script") + "\n</script>"
 
 
-def preset_json(p: Preset) -> dict:
-    data = asdict(p)
-    data.pop("note", None)  # shown through `notes`, as HTML made by widgets.controls.preset_note
-    return data
+def _ref(model) -> dict:
+    return {"id": model.id}
 
 
-def _notes(presets: dict[str, Preset]) -> dict[str, str]:
-    """The preset note panel's HTML per preset name ("" for your own edits), if the page has one."""
-    note = getattr(controls_module, "preset_note", None)
-    if note is None:
-        return {}
-    return {name: note(name) for name in [*presets, ""]}
-
-
-def _shape(p: Preset) -> tuple[int, int, int]:
-    return len(p.X), len(p.X[0]), len(p.W_Q[0])
-
-
-def compatible_presets(start: Preset, presets: dict[str, Preset]) -> dict[str, Preset]:
-    """The presets the page can load: the ones with the start preset's T, C and d."""
-    return {name: p for name, p in presets.items() if _shape(p) == _shape(start)}
-
-
-def build_page(preset: str | Preset = "chapter", presets: dict[str, Preset] | None = None) -> HeadPage:
-    """The served app's page for one preset, wired with CustomJS for the browser."""
-    presets = dict(PRESETS if presets is None else presets)
-    start = preset if isinstance(preset, Preset) else presets[preset]
-    presets.setdefault(start.name, start)
-    state = HeadState()
-    if not state.load(start):
-        raise SystemExit(f"the preset {start.name!r} cannot be loaded: {state.message}")
-    page = HeadPage.for_state(state)
-    offered = compatible_presets(start, presets)
-    _restrict_presets(page, start, offered, presets)
-    data = {
-        "presets": {name: preset_json(p) for name, p in offered.items()},
-        "notes": _notes(offered),
-        "reset": "chapter" if "chapter" in offered else start.name,
-        "start": {
-            "tokens": list(state.labels),
-            "X": state.X.tolist(),
-            "W_Q": state.W_Q.tolist(),
-            "W_K": state.W_K.tolist(),
-            "W_V": state.W_V.tolist(),
-            "scaling": state.scaling,
-            "causal": state.causal,
-            "tied_qk": state.tied_qk,
-            "normaliser": state.normaliser,
-            "x_scale": state.x_scale,
-            "query": state.query,
-            "preset": state.preset,
-        },
-    }
-    page.controls.preset.tags = [json.dumps(data)]
-    _wire(page)
-    return page
-
-
-def _restrict_presets(page: HeadPage, start: Preset, offered: dict, presets: dict) -> None:
-    c = page.controls
-    c.preset.options = [(name, p.title) for name, p in offered.items()] + [(CUSTOM, "(your own edits)")]
-    if "chapter" not in offered:
-        c.reset.label = f"Reset to “{start.title}”"
-    left_out = len(presets) - len(offered)
-    if left_out:
-        T, C, d = _shape(start)
-        note = Div(
-            text=f"This offline copy offers only the presets with {T} tokens, C = {C} and d = {d} "
-            f"({left_out} other{'s' if left_out != 1 else ''} need{'' if left_out != 1 else 's'} the "
-            "served explorer or another export).",
-            name="export-preset-note",
-            css_classes=["export-preset-note"],
-            width=280,
-            styles={"font-size": "12px", "color": "#555"},
-        )
-        children = list(c.layout.children)
-        children.insert(children.index(c.preset) + 1, note)
-        c.layout.children = children
-
-
-def _models(page: HeadPage) -> dict:
-    """Every model the browser's update writes, by the names HeadPage.update uses."""
+def _models(page: HeadPage, editor: HeadEditor, downloads: dict) -> dict:
+    """Every model the browser writes or listens to, by id (static/explorer_page.js resolves them)."""
     c = page.controls
     return {
         "plots": {
             name: {
                 "blocks": m.names,
                 "gap": m.GAP,
-                "source": m.source,
-                "outline": m.outline,
-                "mapper": m.mapper,
-                "ink": m.ink,
-                "xaxis": m.figure.xaxis[0],
-                "yaxis": m.figure.yaxis[0],
+                "square": name in SQUARE,
+                "source": _ref(m.source),
+                "outline": _ref(m.outline),
+                "numbers": _ref(m.numbers),
+                "no_numbers": _ref(m.no_numbers),
+                "cells_glyph": _ref(m.cells.glyph),
+                "mapper": _ref(m.mapper),
+                "ink": _ref(m.ink),
+                "xaxis": _ref(m.figure.xaxis[0]),
+                "yaxis": _ref(m.figure.yaxis[0]),
+                "x_range": _ref(m.figure.x_range),
+                "y_range": _ref(m.figure.y_range),
             }
             for name, m in page.plots.items()
         },
         "blend": {
-            "values": page.blend.values,
-            "hull": page.blend.hull,
-            "output": page.blend.output,
-            "links": page.blend.links,
-            "x_range": page.blend.figure.x_range,
-            "y_range": page.blend.figure.y_range,
-            "xaxis": page.blend.figure.xaxis[0],
-            "yaxis": page.blend.figure.yaxis[0],
+            "values": _ref(page.blend.values),
+            "hull": _ref(page.blend.hull),
+            "output": _ref(page.blend.output),
+            "links": _ref(page.blend.links),
+            "x_range": _ref(page.blend.figure.x_range),
+            "y_range": _ref(page.blend.figure.y_range),
+            "xaxis": _ref(page.blend.figure.xaxis[0]),
+            "yaxis": _ref(page.blend.figure.yaxis[0]),
         },
-        "steps": page.steps,
+        "steps": _ref(page.steps),
         "controls": {
-            "preset": c.preset,
-            "query": c.query,
-            "scaling": c.scaling,
-            "causal": c.causal,
-            "tied_qk": c.tied_qk,
-            "normaliser": c.normaliser,
-            "x_scale": c.x_scale,
-            "message": c.message,
-            "note": getattr(c, "note", None),
+            "preset": _ref(c.preset),
+            "note": _ref(c.note),
+            "query": _ref(c.query),
+            "reset": _ref(c.reset),
+            "message": _ref(c.message),
+            "tokens": _ref(c.tokens.layout),
+            "switches": {name: _ref(w) for name, w in c.switches.items()},
         },
-        "sliders": c.tokens.sliders,
+        "editor": {
+            "labels": _ref(editor.labels),
+            "add": _ref(editor.add),
+            "remove": _ref(editor.remove),
+            "C": _ref(editor.C),
+            "d": _ref(editor.d),
+            "grids": {name: _ref(g.layout) for name, g in editor.grids.items()},
+            "dim_x": _ref(editor.dim_x),
+            "dim_y": _ref(editor.dim_y),
+            "dims_note": _ref(editor.dims_note),
+            "message": _ref(editor.message),
+        },
+        "downloads": {kind: _ref(button) for kind, button in downloads.items()},
     }
 
 
-def _callback(kind: str, models: dict) -> CustomJS:
-    return CustomJS(args={"M": models}, code=f"window.HeadExport.handle({json.dumps(kind)}, cb_obj, M);")
+VIEW = {  # the constants of the Python views that the binding repeats when it re-lays out a figure or slider
+    "slider": {
+        "low": controls_module.SLIDER_LOW,
+        "high": controls_module.SLIDER_HIGH,
+        "step": controls_module.SLIDER_STEP,
+        "row_px": controls_module.SLIDERS_ROW_PX,
+        "label_chars": SLIDER_LABEL_CHARS,
+        "per_row": controls_module.PER_ROW,
+        "three_a_row_up_to": controls_module.THREE_A_ROW_UP_TO,
+    },
+    "axis_label_chars": AXIS_LABEL_CHARS,
+    "flat_up_to": FLAT_UP_TO,
+    "fits_cell": LABEL_FITS_CELL,
+    "slant": SLANT,
+    "numbers_up_to": NUMBERS_UP_TO,
+    "cell_outline": CELL_OUTLINE,
+    "grid_width": GRID_WIDTH,
+}
 
 
-def _wire(page: HeadPage) -> None:
-    c, models = page.controls, _models(page)
-    c.query.js_on_change("value", _callback("query", models))
-    for name in ("scaling", "causal", "tied_qk"):
-        getattr(c, name).js_on_change("active", _callback(name, models))
-    c.normaliser.js_on_change("active", _callback("normaliser", models))
-    c.x_scale.js_on_change("value", _callback("x_scale", models))
-    c.preset.js_on_change("value", _callback("preset", models))
-    c.reset.js_on_event("button_click", _callback("reset", models))
-    x = _callback("x", models)
-    for slider in c.tokens.flat:
-        slider.js_on_change("value", x)
+class ExportPage:
+    """The served page's Bokeh models for one start state, plus the editor and the download buttons,
+    and the JSON configuration that static/explorer_page.js binds them with."""
+
+    def __init__(self, preset: str | Preset = "chapter", *, link: bool = True):
+        start = preset if isinstance(preset, Preset) else PRESETS[preset]
+        state = HeadState()
+        if not state.load(start):
+            raise SystemExit(f"the preset {start.name!r} cannot be loaded: {state.message}")
+        self.state = state
+        self.page = page = HeadPage.for_state(state)
+        self.editor = editor = HeadEditor(
+            state.labels,
+            {n: getattr(state, n) for n in WEIGHTS},
+            C=state.head.C,
+            d=state.head.d,
+            dims=state.dims,
+        )
+        self.downloads = {
+            kind: Button(label=f"Download every matrix ({kind.upper()})", name=f"download-{kind}", width=240)
+            for kind in ("json", "csv")
+        }
+        self.roots = dict(page.roots)
+        self.roots["editor"] = column(
+            row(
+                *self.downloads.values(),
+                Div(text="Each figure saves itself as a PNG from its toolbar.", width=300),
+                name="downloads",
+            ),
+            text_panel("<h3>Edit the head</h3>", width=560),
+            editor.layout,
+            name="editor-area",
+        )
+        # Further parts ("Going further"), after the editor: each adds a root and the scripts it needs.
+        self.extra_scripts: list[str] = []
+        for build in EXTRA_PARTS:
+            root, scripts = build()
+            self.roots[root.name] = root
+            self.extra_scripts.extend(scripts)
+        self.extra_roots = tuple(self.roots)[len(self.roots) - len(EXTRA_PARTS):]
+        self.config = {
+            **logic_config(state),
+            "notes": {name: preset_note(name) for name in [*PRESETS, ""]},
+            "view": VIEW,
+            "models": _models(page, editor, self.downloads),
+            "link": link,
+        }
+
+    def areas(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The page's grid areas in order with the roots each holds: the head's, then "more" for the rest."""
+        return [*AREAS, (*MORE, self.extra_roots)] if self.extra_roots else list(AREAS)
+
+    def document(self) -> Document:
+        """A Bokeh document with the page's roots; once BokehJS has made its views, it binds them."""
+        doc = Document()
+        for root in self.roots.values():
+            doc.add_root(root)
+        doc.js_on_event(
+            "document_ready",
+            CustomJS(
+                args={"config": json.dumps(self.config, allow_nan=False)},
+                code="window.HeadExplorerPage.bind(cb_obj, JSON.parse(config));",
+            ),
+        )
+        return doc
+
+
+def _explorer_tabs() -> tuple[Model, tuple[str, ...]]:
+    from app.export_explorers import explorer_tabs  # the "Why ÷√d" and "Long-context cost" tabs
+
+    tabs = explorer_tabs()
+    return tabs.root, tabs.scripts
+
+
+# Further parts of the page, after the editor, in this order: each build() returns a Bokeh root (with
+# its own JS callbacks) and the texts of the <script>s it needs.
+EXTRA_PARTS: list[Callable[[], tuple[Model, tuple[str, ...]]]] = [_explorer_tabs]
 
 
 class BokehOnlyInline(Resources):
@@ -555,54 +296,32 @@ class BokehOnlyInline(Resources):
 RESOURCES = BokehOnlyInline(mode="inline")
 
 
-def head_scripts(attention_js: Path | None = None) -> str:
-    """The <style> and <script> blocks that must come before the Bokeh document: the BokehJS patch, core port,
-    then glue."""
-    path = attention_js or ATTENTION_JS
-    if not path.exists():
-        raise SystemExit(f"{path} is missing: the export needs the JavaScript port of the core")
+def head_scripts(extra: list[str] | tuple[str, ...] = ()) -> str:
+    """The <style> and <script> blocks that must come before the Bokeh document: the BokehJS patch, the
+    core's port, the explorer's logic, its binding, then the further parts' scripts (`extra`, as text)."""
     css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
     style = [f"<style>{css}</style>"] if css.strip() else []
-    glue = (
-        GLUE_JS.replace("__NORMALISERS__", json.dumps(list(NORMALISERS)))
-        .replace("__SQUARE__", json.dumps(list(SQUARE)))
-        .replace("__AXIS_LABEL__", str(AXIS_LABEL_CHARS))
-        .replace("__SLIDER_LABEL__", str(SLIDER_LABEL_CHARS))
-        .replace("__FLAT_UP_TO__", str(FLAT_UP_TO))
-        .replace("__FITS_CELL__", str(LABEL_FITS_CELL))
-        .replace("__SLANT__", str(SLANT))
-        .replace("__CUSTOM__", json.dumps(CUSTOM))
-    )
-    return "\n".join([*style, _script(BOKEH_PATCH_JS.read_text()), _script(path.read_text()), _script(glue)])
+    scripts = [BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS]
+    for path in scripts:
+        if not path.exists():
+            raise SystemExit(f"{path} is missing: the export needs it")
+    return "\n".join([*style, *(_script(path.read_text()) for path in scripts), *map(_script, extra)])
 
 
-def render(
-    preset: str | Preset = "chapter",
-    *,
-    fragment: bool = False,
-    presets: dict[str, Preset] | None = None,
-    attention_js: Path | None = None,
-) -> str:
+def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
     """The export's HTML text: a whole page, or a fragment to paste into one."""
-    page = build_page(preset, presets)
-    scripts = head_scripts(attention_js)
-    roots = {name: page.roots[name] for name, _ in AREAS}
-    areas = AREAS
-    # --- the two further explorers as tabs (app/export_explorers.py) ---
-    from app.export_explorers import explorer_tabs
-
-    more = explorer_tabs()
-    roots[more.area[0]], areas = more.root, (*AREAS, more.area)
-    scripts = "\n".join([scripts, *map(_script, more.scripts)])
-    # --- end of the further explorers ---
+    page = ExportPage(preset)
+    doc = page.document()
+    scripts = head_scripts(page.extra_scripts)
+    parts = page.areas()
     if fragment:
-        script, divs = components(roots)
-        bundle = bundle_for_objs_and_resources(list(roots.values()), RESOURCES)
+        script, divs = components({root.name: root for root in doc.roots})
+        bundle = bundle_for_objs_and_resources(list(doc.roots), RESOURCES)
         assert not bundle.js_files and not bundle.css_files, "inline resources must not link any file"
         bokeh_js = "\n".join(bundle)
         sections = "".join(
-            f'<section class="area-{name}" aria-label="{label}">{divs[name]}</section>'
-            for name, label in areas
+            f'<section class="area-{name}" aria-label="{label}">{"".join(divs[r] for r in roots)}</section>'
+            for name, label, roots in parts
         )
         return "\n".join(
             [
@@ -617,7 +336,7 @@ def render(
         )
     template = get_env().from_string(TEMPLATE)
     return file_html(
-        list(roots.values()),
+        doc,
         resources=RESOURCES,
         title=TITLE,
         template=template,
@@ -625,7 +344,7 @@ def render(
             "head_scripts": scripts,
             "page_css": page_css(),
             "header": header_html(),
-            "areas": areas,
+            "areas": parts,
         },
     )
 

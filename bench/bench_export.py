@@ -1,22 +1,19 @@
-"""The static export against the served widget, measured in headless Chromium.
+"""The static export against a floor file, in headless Chromium, interleaved in rounds.
 
-    .venv/bin/python bench/bench_export.py [--moves 200] [--out bench/RESULTS-export.md]
+    .venv/bin/python bench/bench_export.py [--rounds 5] [--moves 60] [--out bench/RESULTS-export.md]
 
-Measures, in one run:
-* the exported file's size;
-* time to interactive from file://: from navigation start (performance.now() = 0) to the first
-  animation frame in which the steps panel shows the chapter's weights, with every non-file
-  request blocked and counted;
-* slider → repaint latency, for the export and for `panel serve`, measured the same way: in the
-  page, `doc.get_model_by_name('x-3-0').value = v` is set (v alternating between 0.15 … 0.35 so
-  every move changes the weights); the clock stops at the first animation frame after the
-  'weights-cells' source has changed (a `change` signal of that model).  One move at a time,
-  the next starts after the previous one was painted; median and p90 over N moves;
-* for the export, where a move's time goes: the synchronous time of the glue's handler
-  (performance.now() around `HeadExport.handle`: compute plus every model write), and of
-  `AttentionHead.attend` + `viewData` alone; the rest is BokehJS re-rendering in the frame;
-* what `panel convert app/main.py --to pyodide-worker` would download (URLs read from its
-  output; nothing is downloaded).
+Each round opens, in this order, the export (file://, every non-file request blocked and counted) and
+the floor (a self-contained file with one slider and one 4 × 4 heatmap whose CustomJS writes 16 new
+values a move: BokehJS inline and nothing else), each in a fresh browser context, and measures:
+* time to interactive: from navigation start (performance.now() = 0) to the first animation frame in
+  which the steps panel shows the chapter's weights and, in the export, the binding is ready;
+* slider → repaint: `doc.get_model_by_name('x-3-0').value = v` set in the page (v alternating so every
+  move changes the weights); the clock stops at the first animation frame after the 'weights-cells'
+  source changed.  One move at a time; the median of each round's moves;
+* in the export only: a preset that changes the shape (the chapter's 4 tokens ⇄ "tired", 10 tokens, C = 4)
+  set on the preset picker, to the first frame after the weights were rewritten; and, to see where a move's
+  time goes, the pure logic alone (`apply` + `render` of static/explorer.js) on the same moves.
+Ratios are the median over rounds of export / floor; the load average is recorded.
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ import datetime as dt
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -39,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.export import export  # noqa: E402
-from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, serve  # noqa: E402
+from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 from widgets.viewdata import step_line_html  # noqa: E402
 
 # As the steps panel's HTML holds it: each printed vector in a no-wrap span.
@@ -52,7 +48,9 @@ TTI_PROBE = """
     try {
       const doc = window.Bokeh && window.Bokeh.documents && window.Bokeh.documents[0];
       const steps = doc && doc.get_model_by_name('steps');
-      if (steps && steps.text.includes(want)) { window.__tti = performance.now(); return; }
+      const pages = window.HeadExplorerPage ? HeadExplorerPage.pages : null;
+      const bound = !pages || (pages[0] && pages[0].ready);
+      if (steps && bound && steps.text.includes(want)) { window.__tti = performance.now(); return; }
     } catch (e) {}
     requestAnimationFrame(poll);
   }
@@ -60,23 +58,21 @@ TTI_PROBE = """
 })();
 """.replace("__WANT__", json.dumps(CHAPTER_WEIGHTS))
 
-MOVES_JS = """
-async (n) => {
+# Sets `model.prop` to each of `values` in turn; times each to the first frame after `source` changed.
+TIMED_SETS_JS = """
+async ([model, prop, source, values]) => {
   const doc = Bokeh.documents[0];
-  const slider = doc.get_model_by_name('x-3-0');
-  const src = doc.get_model_by_name('weights-cells');
+  const target = doc.get_model_by_name(model);
+  const src = doc.get_model_by_name(source);
   const frame = () => new Promise(r => requestAnimationFrame(() => r()));
   let pending = null;
   src.change.connect(() => { if (pending) { const r = pending; pending = null; r(); } });
-  const values = [0.15, 0.25, 0.35, 0.3, 0.2];
   const times = [];
   await frame();
-  for (let k = 0; k < n; k++) {
-    let v = values[k % values.length];
-    if (v === slider.value) v = v + 0.05;
+  for (const v of values) {
     const changed = new Promise(r => { pending = r; });
     const t0 = performance.now();
-    slider.value = v;
+    target[prop] = v;
     await Promise.race([changed, new Promise((_, no) => setTimeout(() => no(new Error('timeout')), 10000))]);
     await frame();
     times.push(performance.now() - t0);
@@ -85,33 +81,16 @@ async (n) => {
 }
 """
 
-
-# Times the export's CustomJS handler during the moves (the CustomJS code looks it up on every call).
-HANDLER_PROBE = """
-() => {
-  const he = window.HeadExport, inner = he.handle;
-  window.__handler = [];
-  he.handle = function (...args) {
-    const t0 = performance.now();
-    try { return inner.apply(this, args); } finally { window.__handler.push(performance.now() - t0); }
-  };
-}
-"""
-
-# The JS core alone, on the states the moves visit.
-COMPUTE_JS = """
-(n) => {
-  const doc = Bokeh.documents[0];
-  const s = HeadExport.states.get(doc.get_model_by_name('preset')).inputs;
-  const values = [0.15, 0.25, 0.35, 0.3, 0.2];
+# The pure logic alone (static/explorer.js apply + render) on the states the moves visit.
+LOGIC_JS = """
+(values) => {
+  const page = HeadExplorerPage.pages[0];
+  let s = page.state;
   const times = [];
-  for (let k = 0; k < n; k++) {
-    const X = s.X.map(r => r.slice());
-    X[3][0] = values[k % values.length];
+  for (const v of values) {
     const t0 = performance.now();
-    const head = AttentionHead.attend(X, s.W_Q, s.W_K, s.W_V, {scaling: s.scaling, causal: s.causal,
-      tied_qk: s.tied_qk, normaliser: s.normaliser, x_scale: s.x_scale});
-    AttentionHead.viewData(head, s.query, s.tokens, [0, 1]);
+    s = page.logic.apply(s, {do: 'x', token: 3, component: 0, value: v});
+    page.logic.render(s);
     times.push(performance.now() - t0);
   }
   return times;
@@ -119,12 +98,16 @@ COMPUTE_JS = """
 """
 
 
+def slider_values(n: int) -> list[float]:
+    return [(0.15, 0.25, 0.35, 0.3, 0.1)[k % 5] for k in range(n)]
+
+
 def summary(times: list[float]) -> tuple[float, float]:
     times = sorted(times)
     return statistics.median(times), times[int(0.9 * (len(times) - 1))]
 
 
-def measure_static(browser, path: Path, moves: int) -> dict:
+def open_offline(browser, url: str):
     context = browser.new_context(viewport={"width": 1400, "height": 1500})
     blocked, requests = [], []
 
@@ -139,22 +122,31 @@ def measure_static(browser, path: Path, moves: int) -> dict:
     page = context.new_page()
     page.on("request", lambda r: requests.append(r.url))
     page.add_init_script(TTI_PROBE)
-    page.goto(path.as_uri())
-    page.wait_for_function("() => window.__tti !== undefined", timeout=30000)
-    tti = page.evaluate("() => window.__tti")
-    page.evaluate(HANDLER_PROBE)
-    times = page.evaluate(MOVES_JS, moves)
-    handler = page.evaluate("() => window.__handler")
-    compute = page.evaluate(COMPUTE_JS, moves)
-    outside = [u for u in requests if not u.startswith(("file:", "data:"))]
+    page.goto(url)
+    page.wait_for_function("() => window.__tti !== undefined", timeout=60000)
+    outside = lambda: [u for u in requests if not u.startswith(("file:", "data:"))]  # noqa: E731
+    return context, page, lambda: len(blocked) + len(outside())
+
+
+def measure_export(browser, path: Path, moves: int, shapes: int) -> dict:
+    context, page, requests = open_offline(browser, path.as_uri())
+    out = {"tti": page.evaluate("() => window.__tti")}
+    out["moves"] = page.evaluate(TIMED_SETS_JS, ["x-3-0", "value", "weights-cells", slider_values(moves)])
+    presets = ["tired", "chapter"] * shapes
+    out["shape"] = page.evaluate(TIMED_SETS_JS, ["preset", "value", "weights-cells", presets])
+    out["logic"] = page.evaluate(LOGIC_JS, slider_values(moves))
+    out["requests"] = requests()
     context.close()
-    return {
-        "tti": tti,
-        "times": times,
-        "handler": handler,
-        "compute": compute,
-        "requests": len(blocked) + len(outside),
-    }
+    return out
+
+
+def measure_floor(browser, path: Path, moves: int) -> dict:
+    context, page, requests = open_offline(browser, path.as_uri())
+    out = {"tti": page.evaluate("() => window.__tti")}
+    out["moves"] = page.evaluate(TIMED_SETS_JS, ["x-3-0", "value", "weights-cells", slider_values(moves)])
+    out["requests"] = requests()
+    context.close()
+    return out
 
 
 def floor_page(path: Path) -> Path:
@@ -181,122 +173,73 @@ def floor_page(path: Path) -> Path:
     return path
 
 
-def tti_and_moves(browser, url: str, moves: int, timeout_ms: int) -> dict:
-    """Time to interactive of the page at `url`, then the slider → repaint times of `moves` moves."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1500})
-    page = context.new_page()
-    page.add_init_script(TTI_PROBE)
-    page.goto(url)
-    page.wait_for_function("() => window.__tti !== undefined", timeout=timeout_ms)
-    out = {"tti": page.evaluate("() => window.__tti"), "times": page.evaluate(MOVES_JS, moves)}
-    context.close()
-    return out
-
-
-def measure_floor(browser, path: Path, moves: int) -> dict:
-    return tti_and_moves(browser, path.as_uri(), moves, 30000)
-
-
-def measure_served(browser, moves: int) -> dict:
-    with serve("app/main.py") as base:
-        return tti_and_moves(browser, f"{base}/main", moves, 90000)
-
-
-def pyodide_report(tmp: Path) -> list[str]:
-    """Run panel convert (offline) and list what its output would fetch; never download."""
-    out = tmp / "pyodide"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "panel",
-            "convert",
-            str(ROOT / "app" / "main.py"),
-            "--to",
-            "pyodide-worker",
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    lines = [f"`panel convert --to pyodide-worker` exit code {proc.returncode}"]
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        lines.append("error: " + " / ".join(t.strip() for t in tail))
-    files = sorted(out.rglob("*")) if out.exists() else []
-    urls: set[str] = set()
-    for f in files:
-        if f.is_file():
-            lines.append(f"generated `{f.name}`: {f.stat().st_size:,} bytes")
-            urls |= set(re.findall(r"https?://[^\s'\"`)<>]+", f.read_text(errors="replace")))
-    for u in sorted(urls):
-        lines.append(f"fetches `{u}`")
-    return lines
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--moves", type=int, default=60)
+    parser.add_argument("--shapes", type=int, default=5, help="tired ⇄ chapter switches per round")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS-export.md")
     args = parser.parse_args(argv)
+    load_before = open("/proc/loadavg").read().split()[:3]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         path = export(tmp / "head.html")
         size = path.stat().st_size
+        floor = floor_page(tmp / "floor.html")
+        rounds = []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-            static = measure_static(browser, path, args.moves)
-            served = measure_served(browser, args.moves)
-            floor = measure_floor(browser, floor_page(tmp / "floor.html"), args.moves)
+            for _ in range(args.rounds):
+                e = measure_export(browser, path, args.moves, args.shapes)
+                f = measure_floor(browser, floor, args.moves)
+                rounds.append((e, f))
             browser.close()
-        pyodide = pyodide_report(tmp)
-
-    s_med, s_p90 = summary(static["times"])
-    v_med, v_p90 = summary(served["times"])
-    h_med, h_p90 = summary(static["handler"])
-    c_med, c_p90 = summary(static["compute"])
-    f_med, f_p90 = summary(floor["times"])
-    try:
-        load = "load average {:.2f}, {:.2f}, {:.2f} (1, 5, 15 min) at the end".format(*os.getloadavg())
-    except OSError:
-        load = "load average unknown"
+    load_after = open("/proc/loadavg").read().split()[:3]
+    med = statistics.median
+    tti_ratio = med(e["tti"] / f["tti"] for e, f in rounds)
+    move_ratio = med(med(e["moves"]) / med(f["moves"]) for e, f in rounds)
+    all_shape = sorted(t for e, _ in rounds for t in e["shape"])
+    shape_med, shape_p90 = summary(all_shape)
+    logic_med = med(t for e, _ in rounds for t in e["logic"])
+    requests = sum(e["requests"] for e, _ in rounds)
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
     chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
+    ok = lambda good: "yes" if good else "no"  # noqa: E731
+    per_round = [
+        f"| {k + 1} | {e['tti']:.0f} | {f['tti']:.0f} | {e['tti'] / f['tti']:.2f} | {med(e['moves']):.1f} "
+        f"| {med(f['moves']):.1f} | {med(e['moves']) / med(f['moves']):.2f} | {med(e['shape']):.0f} |"
+        for k, (e, f) in enumerate(rounds)
+    ]
     text = "\n".join(
         [
-            "# Static export vs served widget",
+            "# Static export against the floor file",
             "",
             f"Run {dt.datetime.now().strftime('%Y-%m-%d %H:%M')} on {machine}; {chromium}, headless; "
-            f"`bench/bench_export.py --moves {args.moves}`; {load}.",
+            f"`bench/bench_export.py --rounds {args.rounds} --moves {args.moves} --shapes {args.shapes}`; "
+            f"load average (1, 5, 15 min) {' '.join(load_before)} before, {' '.join(load_after)} after "
+            "(the machine was shared with other jobs).",
             "",
-            "| measure | static export (file://) | served (`panel serve`, loopback) |",
-            "|---|---|---|",
-            f"| file size | {size / 1e6:.2f} MB ({size:,} bytes) | n/a (server) |",
-            f"| time to interactive (nav start → chapter weights shown) | {static['tti']:.0f} ms "
-            f"| {served['tti']:.0f} ms |",
-            f"| slider → repaint, median ({args.moves} moves) | {s_med:.1f} ms | {v_med:.1f} ms |",
-            f"| slider → repaint, p90 | {s_p90:.1f} ms | {v_p90:.1f} ms |",
-            f"| … of which the export's handler (sync JS), median / p90 | {h_med:.1f} / {h_p90:.1f} ms "
-            "| n/a |",
-            f"| … of which `attend` + `viewData`, median / p90 | {c_med:.2f} / {c_p90:.2f} ms | n/a |",
-            f"| network requests (non-file) | {static['requests']} | n/a |",
+            "| measure | target | measured | met? |",
+            "|---|---|---|---|",
+            f"| file size | ≤ 2.5 MB | {size / 1e6:.2f} MB ({size:,} bytes) | {ok(size <= 2_500_000)} |",
+            f"| network requests (non-file), all rounds | 0 | {requests} | {ok(requests == 0)} |",
+            f"| time to interactive, export / floor (median of rounds) | ≤ 1.3× | {tti_ratio:.2f}× "
+            f"| {ok(tti_ratio <= 1.3)} |",
+            f"| slider → weights repainted, export / floor (median of rounds' medians) | ≤ 1.25× "
+            f"| {move_ratio:.2f}× | {ok(move_ratio <= 1.25)} |",
+            f"| a preset that changes the shape (chapter ⇄ tired) → repainted, median / p90 | ≤ 150 ms "
+            f"| {shape_med:.0f} / {shape_p90:.0f} ms | {ok(shape_med <= 150)} |",
+            f"| … the pure logic of a slider move (`apply` + `render`), median | – | {logic_med:.2f} ms "
+            "| – |",
             "",
-            "The floor, in the same run: a self-contained file with one slider and one 4 × 4 heatmap whose"
-            " CustomJS writes 16 new values per move (BokehJS inline, nothing else): time to interactive"
-            f" {floor['tti']:.0f} ms, slider → repaint median {f_med:.1f} ms (p90 {f_p90:.1f} ms).",
+            "Per round (export, then floor, each in a fresh context; times in ms):",
             "",
-            "Method: in the page, set `Bokeh.documents[0].get_model_by_name('x-3-0').value`, stop the clock "
-            "at the first requestAnimationFrame after the `weights-cells` source fires `change`; moves are "
-            "sequential. Time to interactive is performance.now() at the first frame in which the steps "
-            "panel shows the chapter's weights (static: with all non-file requests blocked). The headless "
-            "frame clock (≈16.7 ms) sets a floor under both latencies.",
+            "| round | TTI export | TTI floor | ratio | move export | move floor | ratio | shape change |",
+            "|---|---|---|---|---|---|---|---|",
+            *per_round,
             "",
-            "## Panel's own Pyodide export, for comparison (nothing downloaded)",
-            "",
-            *[f"- {line}" for line in pyodide],
+            "Method: see the docstring of `bench/bench_export.py`. The headless frame clock (≈16.7 ms) sets "
+            "a floor under every repaint time.",
             "",
         ]
     )

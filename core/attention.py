@@ -9,19 +9,67 @@ every intermediate so a reader (or a view) can look at any of them.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 
 import numpy as np
 
-NORMALISERS = ("softmax", "raw", "top1")
+from core.options import (  # noqa: F401  (re-exported: the names many callers know)
+    LARGEST_ENTRY,
+    NORMALISERS,
+    OPTION_NAMES,
+    AttentionError,
+    Options,
+    as_finite_number,
+    check_option,
+)
 
-# Above this, products of entries overflow float64 somewhere in Q·Kᵀ; well
-# before it the softmax is one-hot anyway, so nothing is lost by refusing.
-LARGEST_ENTRY = 1e100
+# --- arithmetic the browser repeats bit for bit ---------------------------------
+# The static page computes the same head in JavaScript (static/attention.js) and its downloads must be
+# byte-identical to the served app's.  numpy's `@` (BLAS) may sum a product in any order, and np.exp and
+# Math.exp each round their last bit their own way, so the head uses these two instead: every step is a
+# plain IEEE operation done in the same order on both sides.
 
 
-class AttentionError(ValueError):
-    """The head's inputs or options cannot be used; the message names the field."""
+def matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A · B, each entry summed left to right over k (the order of the port's loop)."""
+    out = np.zeros((A.shape[0], B.shape[1]))
+    for k in range(A.shape[1]):
+        out = out + A[:, k, None] * B[None, k, :]
+    return out
+
+
+def _from_words(high: int) -> float:
+    return struct.unpack(">d", struct.pack(">II", high, 0))[0]
+
+
+# fdlibm's e_exp.c: reduce x to r = x − k·ln2 with |r| ≤ ln2/2, a rational approximation on r, then × 2^k.
+_HALF_LN2, _THREE_HALVES_LN2 = _from_words(0x3FD62E43), _from_words(0x3FF0A2B2)
+_LN2_HI, _LN2_LO, _INV_LN2 = 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1.44269504088896338700e00
+_P = (1.66666666666666019037e-01, -2.77777777770155933842e-03, 6.61375632143793436117e-05,
+      -1.65339022054652515390e-06, 4.13813679705723846039e-08)
+_OVER, _UNDER = 7.09782712893383973096e02, -7.45133219101941108420e02
+
+
+@np.errstate(all="ignore")
+def exp(x) -> np.ndarray:
+    """e^x as fdlibm computes it (what most browsers' Math.exp is), in float steps numpy and JS share."""
+    x = np.asarray(x, dtype=float)
+    a, neg = np.abs(x), x < 0
+    mid = (a >= _HALF_LN2) & (a < _THREE_HALVES_LN2)
+    far = (a >= _THREE_HALVES_LN2) & np.isfinite(x)
+    kf = np.trunc(_INV_LN2 * x + np.where(neg, -0.5, 0.5))
+    k = np.where(mid, np.where(neg, -1.0, 1.0), np.where(far, kf, 0.0))
+    hi = np.where(mid, x - np.where(neg, -_LN2_HI, _LN2_HI), np.where(far, x - kf * _LN2_HI, x))
+    lo = np.where(mid, np.where(neg, -_LN2_LO, _LN2_LO), np.where(far, kf * _LN2_LO, 0.0))
+    r = np.where(mid | far, hi - lo, x)
+    t = r * r
+    c = r - t * (_P[0] + t * (_P[1] + t * (_P[2] + t * (_P[3] + t * _P[4]))))
+    y = np.where(k == 0, 1.0 - ((r * c) / (c - 2.0) - r), 1.0 - ((lo - (r * c) / (2.0 - c)) - hi))
+    out = np.ldexp(y, np.where(np.isfinite(k), k, 0).astype(int))
+    out = np.where(a < 2.0**-28, 1.0 + x, out)
+    out = np.where(x > _OVER, np.inf, np.where(x < _UNDER, 0.0, out))
+    return np.where(np.isnan(x), np.nan, out)
 
 
 # --- the six steps -----------------------------------------------------------
@@ -29,27 +77,32 @@ class AttentionError(ValueError):
 
 def query(X: np.ndarray, W_Q: np.ndarray) -> np.ndarray:
     """What each token is looking for: Q = X · W_Q, shape [T, d]."""
-    return X @ W_Q
+    return matmul(X, W_Q)
 
 
 def key(X: np.ndarray, W_K: np.ndarray) -> np.ndarray:
     """What each token offers to those looking: K = X · W_K, shape [T, d]."""
-    return X @ W_K
+    return matmul(X, W_K)
 
 
 def value(X: np.ndarray, W_V: np.ndarray) -> np.ndarray:
     """What each token hands over if chosen: V = X · W_V, shape [T, d]."""
-    return X @ W_V
+    return matmul(X, W_V)
 
 
 def scores(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
     """S[i, j] = q_i · k_j, how much token i wants to read token j, shape [T, T]."""
-    return Q @ K.T
+    return matmul(Q, K.T)
 
 
 def scale(S: np.ndarray, d: int) -> np.ndarray:
     """Divide by √d so the spread of the scores does not grow with head width."""
     return S / math.sqrt(d)
+
+
+def cool(S: np.ndarray, temperature: float) -> np.ndarray:
+    """Divide by the softmax temperature τ: below 1 the weights sharpen, above 1 they flatten."""
+    return S / temperature
 
 
 def causal_mask(T: int) -> np.ndarray:
@@ -73,7 +126,7 @@ def softmax(S: np.ndarray) -> np.ndarray:
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
     with np.errstate(over="ignore"):  # S − max ≤ 0, so any overflow is to −∞, whose exp is 0
         shifted = np.where(finite, S - row_max, -np.inf)
-    e = np.exp(shifted)
+    e = exp(shifted)
     total = e.sum(axis=-1, keepdims=True)
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
@@ -101,7 +154,7 @@ def normalise(S: np.ndarray, normaliser: str = "softmax") -> np.ndarray:
 
 def blend(W: np.ndarray, V: np.ndarray) -> np.ndarray:
     """Each token's output is its weighted sum of the values: Out = W · V."""
-    return W @ V
+    return matmul(W, V)
 
 
 # --- the whole head ----------------------------------------------------------
@@ -127,11 +180,15 @@ class Head:
     masked: np.ndarray
     weights: np.ndarray
     output: np.ndarray
-    scaling: bool
-    causal: bool
-    tied_qk: bool
-    normaliser: str
-    x_scale: float
+    options: Options
+
+    # The options by name, as the rest of the code and the chapter say them.
+    scaling = property(lambda self: self.options.scaling)
+    causal = property(lambda self: self.options.causal)
+    tied_qk = property(lambda self: self.options.tied_qk)
+    normaliser = property(lambda self: self.options.normaliser)
+    x_scale = property(lambda self: self.options.x_scale)
+    temperature = property(lambda self: self.options.temperature)
 
     @property
     def T(self) -> int:
@@ -157,18 +214,20 @@ def attend(
     W_K,
     W_V,
     *,
-    scaling: bool = True,
-    causal: bool = True,
-    tied_qk: bool = False,
-    normaliser: str = "softmax",
-    x_scale: float = 1.0,
+    options: Options | None = None,
+    **switches,
 ) -> Head:
     """Run one head on token vectors X [T, C] and keep every step.
 
-    `tied_qk` takes W_K to be W_Q (the "same matrix for both" ablation);
-    `x_scale` multiplies X before anything else (the exercise's "X × 4").
-    Raises AttentionError, naming the field, for anything it cannot use.
+    The options come as an Options value, or by name (scaling=False, ...), or both (names win):
+    `tied_qk` takes W_K to be W_Q (the "same matrix for both" ablation); `x_scale` multiplies X
+    before anything else (the exercise's "X × 4"); `temperature` divides the scores once more after
+    the optional ÷√d.  Raises AttentionError, naming the field, for anything it cannot use.
     """
+    unknown = set(switches) - set(OPTION_NAMES)
+    if unknown:
+        raise TypeError(f"attend() got unknown options: {', '.join(sorted(unknown))}")
+    options = (options or Options()).replace(**switches) if switches else (options or Options())
     X = as_matrix("X", X)
     W_Q = as_matrix("W_Q", W_Q)
     W_K = as_matrix("W_K", W_K)
@@ -180,12 +239,10 @@ def attend(
     for name, W in (("W_K", W_K), ("W_V", W_V)):
         if W.shape != (C, d):
             raise AttentionError(f"{name} has shape {W.shape}; expected {(C, d)} to match W_Q")
-    if normaliser not in NORMALISERS:
-        raise AttentionError(f"normaliser is {normaliser!r}; expected one of {', '.join(NORMALISERS)}")
-    x_scale = as_finite_number("x_scale", x_scale)
+    o = options
 
-    Xs = X * x_scale
-    W_K_used = W_Q if tied_qk else W_K
+    Xs = X * o.x_scale
+    W_K_used = W_Q if o.tied_qk else W_K
     with np.errstate(all="ignore"):
         Q = query(Xs, W_Q)
         K = key(Xs, W_K_used)
@@ -195,9 +252,11 @@ def attend(
         raise AttentionError(
             "X, the W matrices and the X multiplier are too large together: the scores overflow to infinity"
         )
-    scaled = scale(S, d) if scaling else S.copy()
-    masked = mask(scaled, causal_mask(X.shape[0])) if causal else scaled.copy()
-    weights = normalise(masked, normaliser)
+    scaled = scale(S, d) if o.scaling else S.copy()
+    if o.temperature != 1:
+        scaled = cool(scaled, o.temperature)
+    masked = mask(scaled, causal_mask(X.shape[0])) if o.causal else scaled.copy()
+    weights = normalise(masked, o.normaliser)
     with np.errstate(all="ignore"):  # an overflow here is reported just below
         output = blend(weights, V)
     if not np.isfinite(output).all():
@@ -219,14 +278,7 @@ def attend(
     )
     for a in arrays.values():
         a.setflags(write=False)
-    return Head(
-        **arrays,
-        scaling=bool(scaling),
-        causal=bool(causal),
-        tied_qk=bool(tied_qk),
-        normaliser=normaliser,
-        x_scale=x_scale,
-    )
+    return Head(**arrays, options=o)
 
 
 # --- input checks ------------------------------------------------------------
@@ -251,16 +303,3 @@ def as_matrix(name: str, values) -> np.ndarray:
         i, j = (int(k) for k in np.argwhere(big)[0])
         raise AttentionError(f"{name}[{i}, {j}] is {a[i, j]:g}; entries must lie within ±{LARGEST_ENTRY:g}")
     return a
-
-
-def as_finite_number(name: str, value) -> float:
-    """`value` as a float, or AttentionError if it is not a usable number."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise AttentionError(f"{name} is {value!r}; expected a number") from None
-    if not math.isfinite(x):
-        raise AttentionError(f"{name} is {x}; expected a finite number")
-    if abs(x) > LARGEST_ENTRY:
-        raise AttentionError(f"{name} is {x:g}; it must lie within ±{LARGEST_ENTRY:g}")
-    return x

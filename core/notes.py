@@ -14,9 +14,9 @@ Nothing here imports Panel or Bokeh; the views escape the text.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from dataclasses import fields
 
 import numpy as np
 
@@ -38,16 +38,11 @@ CHAPTER_CONTEXT = 128_000
 
 
 def options_of(head: Head) -> dict:
-    """The head's switches (every non-array field of Head), as keywords for `attend`.
+    """The head's switches (its Options), as keywords for `attend`.
 
-    X is kept as used, so x_scale is 1 here; a switch added to Head and `attend` under one name
-    is carried along without a change here.
+    X is kept as used, so x_scale is 1 here; a switch added to Options is carried along.
     """
-    return {
-        f.name: getattr(head, f.name)
-        for f in fields(head)
-        if not isinstance(getattr(head, f.name), np.ndarray)
-    } | {"x_scale": 1.0}
+    return head.options.as_dict() | {"x_scale": 1.0}
 
 
 def variant(head: Head, X=None, **options) -> Head:
@@ -377,6 +372,51 @@ def _top_1(head: Head, labels) -> list[str]:
     ]
 
 
+def _largest_weight(head, i: int) -> tuple[float, int]:
+    w = head.weights[i]
+    j = max(range(len(w)), key=lambda k: (w[k], -k))
+    return float(w[j]), j
+
+
+def temperature_note(head, i: int | None = None, labels=None) -> str:
+    """What τ is doing to the head on screen, with its numbers (the same head at τ = 1 beside it)."""
+    if head is None:  # no head to quote: what to look for in general
+        return (
+            "scores ÷ τ before the softmax: below 1 the weights sharpen towards one key, above 1 they "
+            "flatten."
+        )
+
+    i = head.T - 1 if i is None else i
+    labels = [str(k) for k in range(head.T)] if labels is None else list(labels)
+    at_one = attend(
+        head.X, head.W_Q, head.W_K, head.W_V, options=head.options.replace(x_scale=1.0, temperature=1.0)
+    )
+    w, j = _largest_weight(head, i)
+    w1, j1 = _largest_weight(at_one, i)
+    tau = head.options.temperature
+    if head.options.normaliser == "raw":
+        return (
+            f"τ = {tau:g} divides the scores, and raw weights are the scores: each weight is "
+            f"{1 / tau:.2f} times its size at τ = 1."
+        )
+    if head.options.normaliser == "top1":
+        return f"τ = {tau:g} divides every score alike, so top-1 still picks the same key."
+    if tau == 1:
+        return (
+            f"τ = 1 leaves the scores as they are: '{labels[i]}' puts {w:.2f} on '{labels[j]}'. "
+            "Below 1 the softmax sharpens towards one key; above 1 it flattens towards an even split."
+        )
+    way = "sharpens" if tau < 1 else "flattens"
+    return (
+        f"τ = {tau:g} divides every score by {tau:g}, so the softmax {way}: '{labels[i]}' puts {w:.2f} on "
+        f"'{labels[j]}' (at τ = 1: {w1:.2f} on '{labels[j1]}')."
+    )
+
+
+def _temperature(head: Head, labels) -> list[str]:
+    return [temperature_note(head, row(labels, "it"), labels)]
+
+
 PRESET_NOTES: dict[str, Callable[[Head, tuple], list[str]]] = {
     "chapter": _chapter,
     "tired": _sentence("cat", "mat", "tired"),
@@ -389,6 +429,8 @@ PRESET_NOTES: dict[str, Callable[[Head, tuple], list[str]]] = {
     "no-softmax": _no_softmax,
     "no-mask": _no_mask,
     "top-1": _top_1,
+    "temperature-low": _temperature,
+    "temperature-high": _temperature,
 }
 
 
@@ -403,6 +445,12 @@ def note(name: str, head: Head, labels) -> list[str]:
 
 
 # --- "What each switch shows": the chapter's example with one switch flipped --------
+
+
+@functools.cache
+def chapter_switch_notes() -> dict[str, str]:
+    """switch_notes() of the chapter's example, worked out once (the top-1 note tries ~500 positions)."""
+    return switch_notes()
 
 
 def switch_notes(head: Head | None = None, labels=None, query: str | None = None) -> dict[str, str]:
@@ -446,6 +494,9 @@ def switch_notes(head: Head | None = None, labels=None, query: str | None = None
         + "; ".join(tied_lines(tied, labels))
         + "."
     )
+
+    cooled = variant(head, temperature=0.5)
+    notes["temperature"] = temperature_note(cooled, i, labels)
 
     raw = variant(head, normaliser="raw")
     w = raw.weights[i]

@@ -21,7 +21,8 @@ if not __package__:  # run as a script: import `core` from the repo root, not fr
 
 import numpy as np  # noqa: E402
 
-from core.attention import NORMALISERS, AttentionError  # noqa: E402
+from core.attention import AttentionError  # noqa: E402
+from core.options import SWITCHES, check_option  # noqa: E402
 from core.presets import PRESETS, Preset  # noqa: E402
 from core.trace import trace  # noqa: E402
 
@@ -46,11 +47,14 @@ def build_parser() -> Parser:
     p.add_argument("--trace", action="store_true", help="walk the query token through the six steps")
     p.add_argument("--x", action="append", default=[], metavar="TOKEN=a,b,c",
                    help="set one token's vector (C numbers); repeatable")
-    p.add_argument("--no-scale", action="store_true", help="skip the division by √d")
-    p.add_argument("--no-mask", action="store_true", help="let tokens read the ones after them")
-    p.add_argument("--x-scale", type=float, metavar="F", help="multiply X by F first")
-    p.add_argument("--tied-qk", action="store_true", help="use W_Q for the keys too")
-    p.add_argument("--normaliser", choices=NORMALISERS, help="how scores become weights (default softmax)")
+    for s in SWITCHES:  # one flag per switch, from core.options.SWITCHES
+        if s.kind == "toggle":  # the flag sets the opposite of the default
+            flip = not s.default
+            p.add_argument(s.cli_flag, dest=s.name, action="store_const", const=flip, help=s.cli_help)
+        elif s.kind == "choice":
+            p.add_argument(s.cli_flag, dest=s.name, choices=s.choices, help=s.cli_help)
+        else:
+            p.add_argument(s.cli_flag, dest=s.name, type=float, metavar=s.cli_metavar, help=s.cli_help)
     return p
 
 
@@ -88,18 +92,8 @@ def configure(args: argparse.Namespace) -> Preset:
     preset = PRESETS[args.preset]
     for spec in args.x:
         preset = set_vector(preset, spec)
-    changes = {}
-    if args.no_scale:
-        changes["scaling"] = False
-    if args.no_mask:
-        changes["causal"] = False
-    if args.tied_qk:
-        changes["tied_qk"] = True
-    if args.x_scale is not None:
-        changes["x_scale"] = args.x_scale
-    if args.normaliser is not None:
-        changes["normaliser"] = args.normaliser
-    return replace(preset, **changes)
+    changes = {s.name: getattr(args, s.name) for s in SWITCHES if getattr(args, s.name) is not None}
+    return preset.with_options(**{name: check_option(name, v) for name, v in changes.items()})
 
 
 def show(preset: Preset, query: str | None, show_trace: bool) -> None:

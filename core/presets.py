@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from core.attention import Head, attend
+from core.options import Options
 
 
 @dataclass(frozen=True)
@@ -24,23 +25,21 @@ class Preset:
     W_K: tuple[tuple[float, ...], ...]
     W_V: tuple[tuple[float, ...], ...]
     query: str
-    scaling: bool = True
-    causal: bool = True
-    tied_qk: bool = False
-    normaliser: str = "softmax"
-    x_scale: float = 1.0
+    options: Options = Options()
 
-    def options(self) -> dict:
-        return dict(
-            scaling=self.scaling,
-            causal=self.causal,
-            tied_qk=self.tied_qk,
-            normaliser=self.normaliser,
-            x_scale=self.x_scale,
-        )
+    # The options by name, as the rest of the code says them.
+    scaling = property(lambda self: self.options.scaling)
+    causal = property(lambda self: self.options.causal)
+    tied_qk = property(lambda self: self.options.tied_qk)
+    normaliser = property(lambda self: self.options.normaliser)
+    x_scale = property(lambda self: self.options.x_scale)
+    temperature = property(lambda self: self.options.temperature)
 
     def head(self) -> Head:
-        return attend(self.X, self.W_Q, self.W_K, self.W_V, **self.options())
+        return attend(self.X, self.W_Q, self.W_K, self.W_V, options=self.options)
+
+    def with_options(self, **changes) -> Preset:
+        return replace(self, options=self.options.replace(**changes))
 
 
 # The worked example, exactly as the chapter prints it: 4 tokens, C = 3, d = 2.
@@ -92,7 +91,7 @@ TIRED = Preset(
     W_K=_SENTENCE_W_K,
     W_V=_SENTENCE_W_V,
     query="it",
-    causal=False,
+    options=Options(causal=False),
 )
 
 SOFT = replace(
@@ -116,14 +115,13 @@ EXERCISE_3_UNSCALED = replace(
     CHAPTER,
     name="exercise-3-unscaled",
     title="Exercise 3a: X × 4, no scaling",
-    scaling=False,
-    x_scale=4.0,
+    options=Options(scaling=False, x_scale=4.0),
 )
 EXERCISE_3_SCALED = replace(
     EXERCISE_3_UNSCALED,
     name="exercise-3-scaled",
     title="Exercise 3b: X × 4, scaling restored",
-    scaling=True,
+    options=Options(x_scale=4.0),
 )
 
 # The "what breaks" list, each on the chapter's example but "no softmax".
@@ -131,13 +129,13 @@ NO_SCALING = replace(
     CHAPTER,
     name="no-scaling",
     title="Breaks: no scaling",
-    scaling=False,
+    options=Options(scaling=False),
 )
 TIED_QK = replace(
     CHAPTER,
     name="tied-qk",
     title="Breaks: tied Q = K",
-    tied_qk=True,
+    options=Options(tied_qk=True),
     query="cat",
 )
 # The chapter's two claims about raw scores need keys that point away from the
@@ -151,20 +149,34 @@ NO_SOFTMAX = replace(
     title="Breaks: no softmax",
     tokens=("cat", "dog", "not", "it"),
     X=((0.0, 1.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), CHAPTER.X[3]),
-    normaliser="raw",
+    options=Options(normaliser="raw"),
 )
 NO_MASK = replace(
     CHAPTER,
     name="no-mask",
     title="Breaks: no mask",
-    causal=False,
+    options=Options(causal=False),
     query="The",
 )
 TOP_1 = replace(
     CHAPTER,
     name="top-1",
     title="Breaks: top-1 instead of a blend",
-    normaliser="top1",
+    options=Options(normaliser="top1"),
+)
+
+# The softmax temperature, both ways, on the chapter's example (query "it").
+COLD = replace(
+    CHAPTER,
+    name="temperature-low",
+    title="Temperature τ = 0.4: sharper",
+    options=Options(temperature=0.4),
+)
+HOT = replace(
+    CHAPTER,
+    name="temperature-high",
+    title="Temperature τ = 3: flatter",
+    options=Options(temperature=3.0),
 )
 
 PRESETS: dict[str, Preset] = {
@@ -181,5 +193,7 @@ PRESETS: dict[str, Preset] = {
         NO_SOFTMAX,
         NO_MASK,
         TOP_1,
+        COLD,
+        HOT,
     )
 }

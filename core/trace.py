@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import AttentionError, Head
+from core.attention import AttentionError, Head, exp
 
 # Above this a number is printed in exponent form so columns stay narrow.
 EXPONENT_FROM = 1e6
@@ -117,7 +117,7 @@ def trace(head: Head, i: int, labels) -> Trace:
             q.copy(),
         ),
         Step(2, "scores", (f"q_{me} · k_j = {fmt_vector(S)}",), S.copy()),
-        Step(3, "scale", (_scale_line(head, scaled),), scaled.copy()),
+        Step(3, "scale", _scale_lines(head, S, scaled), scaled.copy()),
         Step(4, "mask", (_mask_line(head, i, labels),), masked.copy()),
         Step(5, _normaliser_name(head), _normaliser_lines(head, masked, w, labels), w.copy()),
         Step(6, "blend", _blend_lines(w, head.V, head.output[i]), head.output[i].copy()),
@@ -125,11 +125,20 @@ def trace(head: Head, i: int, labels) -> Trace:
     return Trace(query=i, label=me, steps=tuple(steps), checks=row_checks(head, i))
 
 
-def _scale_line(head: Head, scaled: np.ndarray) -> str:
+def _scale_lines(head: Head, S: np.ndarray, scaled: np.ndarray) -> tuple[str, ...]:
+    """÷√d (or why not), then ÷τ when the temperature is not 1."""
+    tau = head.temperature
+    if tau == 1:
+        rooted = scaled
+    else:
+        rooted = S / math.sqrt(head.d) if head.scaling else S
     if not head.scaling:
-        return "scaling is off, so the scores are used as they are"
-    root = math.sqrt(head.d)
-    return f"divide by √{head.d} = {fmt(root, 3)}: {fmt_vector(scaled)}"
+        first = "scaling is off, so the scores are used as they are"
+    else:
+        first = f"divide by √{head.d} = {fmt(math.sqrt(head.d), 3)}: {fmt_vector(rooted)}"
+    if tau == 1:
+        return (first,)
+    return (first, f"divide by the temperature τ = {fmt(tau)}: {fmt_vector(scaled)}")
 
 
 def _mask_line(head: Head, i: int, labels) -> str:
@@ -155,10 +164,10 @@ def _normaliser_lines(head: Head, masked: np.ndarray, w: np.ndarray, labels) -> 
     visible = np.isfinite(masked)
     top = float(masked[visible].max())
     if top <= EXP_SHOWN_UP_TO:
-        e = np.where(visible, np.exp(np.where(visible, masked, 0.0)), 0.0)
+        e = np.where(visible, exp(np.where(visible, masked, 0.0)), 0.0)
         lead = "exp →"
     else:  # exp itself would overflow the page; the ratios are what matter
-        e = np.where(visible, np.exp(np.where(visible, masked - top, 0.0)), 0.0)
+        e = np.where(visible, exp(np.where(visible, masked - top, 0.0)), 0.0)
         lead = f"exp(s − {fmt(top)}) →"
     return (f"{lead} {fmt_vector(e)}, sum {fmt(e.sum())}", f"weights = {fmt_vector(w)}")
 

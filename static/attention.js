@@ -57,6 +57,59 @@
     );
   }
 
+  // --- e^x as fdlibm computes it, in the float steps core.attention.exp takes (so both get the same bits) ---
+
+  function fromWords(high) {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setUint32(0, high);
+    view.setUint32(4, 0);
+    return view.getFloat64(0);
+  }
+
+  function pow2(k) { // exactly 2^k for -1022 ≤ k ≤ 1023
+    const view = new DataView(new ArrayBuffer(8));
+    view.setUint32(0, (k + 1023) * 0x100000);
+    view.setUint32(4, 0);
+    return view.getFloat64(0);
+  }
+
+  const HALF_LN2 = fromWords(0x3fd62e43);
+  const THREE_HALVES_LN2 = fromWords(0x3ff0a2b2);
+  const LN2_HI = 6.93147180369123816490e-01;
+  const LN2_LO = 1.90821492927058770002e-10;
+  const INV_LN2 = 1.44269504088896338700e00;
+  const P = [1.66666666666666019037e-01, -2.77777777770155933842e-03, 6.61375632143793436117e-05,
+    -1.65339022054652515390e-06, 4.13813679705723846039e-08];
+  const OVER = 7.09782712893383973096e02;
+  const UNDER = -7.45133219101941108420e02;
+
+  function exp(x) {
+    if (Number.isNaN(x)) return NaN;
+    if (x > OVER) return Infinity;
+    if (x < UNDER) return 0;
+    const a = Math.abs(x);
+    if (a < 2 ** -28) return 1 + x;
+    let k = 0;
+    let hi = x;
+    let lo = 0;
+    if (a >= THREE_HALVES_LN2) {
+      k = Math.trunc(INV_LN2 * x + (x < 0 ? -0.5 : 0.5));
+      hi = x - k * LN2_HI;
+      lo = k * LN2_LO;
+    } else if (a >= HALF_LN2) {
+      k = x < 0 ? -1 : 1;
+      hi = x - (x < 0 ? -LN2_HI : LN2_HI);
+      lo = x < 0 ? -LN2_LO : LN2_LO;
+    }
+    const r = k !== 0 ? hi - lo : x;
+    const t = r * r;
+    const c = r - t * (P[0] + t * (P[1] + t * (P[2] + t * (P[3] + t * P[4]))));
+    if (k === 0) return 1 - ((r * c) / (c - 2) - r);
+    const y = 1 - ((lo - (r * c) / (2 - c)) - hi);
+    if (k > 1023) return y * 2 * pow2(k - 1);
+    return k >= -1021 ? y * pow2(k) : y * pow2(k + 1000) * pow2(-1000);
+  }
+
   const transpose = (A) => A[0].map((_, j) => A.map((row) => row[j]));
   const allFinite = (A) => A.every((row) => row.every(Number.isFinite));
   const copy = (A) => A.map((row) => row.slice());
@@ -183,7 +236,7 @@
     // Subtract the largest visible score so exp() stays in range; −∞ gets exactly 0.
     let top = maxOf(s.filter(Number.isFinite));
     if (!Number.isFinite(top)) top = 0;
-    const e = s.map((v) => (Number.isFinite(v) ? Math.exp(v - top) : 0));
+    const e = s.map((v) => (Number.isFinite(v) ? exp(v - top) : 0));
     const total = sum(e);
     return e.map((v) => (total > 0 ? v / total : 0));
   }
@@ -227,6 +280,10 @@
     const scaling = flag('scaling', true);
     const causal = flag('causal', true);
     const tied_qk = flag('tied_qk', false);
+    const temperature = options.temperature === undefined ? 1 : options.temperature;
+    if (typeof temperature !== 'number' || !(temperature > 0) || !Number.isFinite(temperature)) {
+      throw new AttentionError(`temperature is ${String(temperature)}; expected a number above 0`);
+    }
 
     const Xs = X.map((row) => row.map((v) => v * x_scale));
     const W_K_used = tied_qk ? W_Q : W_K;
@@ -240,7 +297,8 @@
       );
     }
     const root = Math.sqrt(d);
-    const scaled = scaling ? scores.map((row) => row.map((v) => v / root)) : copy(scores);
+    let scaled = scaling ? scores.map((row) => row.map((v) => v / root)) : copy(scores);
+    if (temperature !== 1) scaled = scaled.map((row) => row.map((v) => v / temperature)); // as core.attention.cool
     const masked = scaled.map((row, i) => row.map((v, j) => (causal && j > i ? -Infinity : v)));
     const weights = masked.map((row) => normaliseRow(row, normaliser));
     const output = matmul(weights, V);
@@ -248,7 +306,8 @@
     return {
       X: Xs, W_Q, W_K: W_K_used, W_V, Q, K, V, scores, scaled, masked, weights, output,
       future: masked.map((row) => row.map((v) => v === -Infinity)),
-      T, C, d, scaling, causal, tied_qk, normaliser, x_scale,
+      T, C, d, scaling, causal, tied_qk, normaliser, x_scale, temperature,
+      options: { scaling, causal, tied_qk, normaliser, x_scale, temperature },
     };
   }
 
@@ -275,9 +334,16 @@
     };
   }
 
-  function scaleLine(head, scaled) {
-    if (!head.scaling) return 'scaling is off, so the scores are used as they are';
-    return `divide by √${head.d} = ${fmt(Math.sqrt(head.d), 3)}: ${fmtVector(scaled)}`;
+  // ÷√d (or why not), then ÷τ when the temperature is not 1, as core.trace._scale_lines.
+  function scaleLines(head, S, scaled) {
+    const tau = head.temperature;
+    const root = Math.sqrt(head.d);
+    const rooted = tau === 1 ? scaled : head.scaling ? S.map((v) => v / root) : S;
+    const first = head.scaling
+      ? `divide by √${head.d} = ${fmt(root, 3)}: ${fmtVector(rooted)}`
+      : 'scaling is off, so the scores are used as they are';
+    if (tau === 1) return [first];
+    return [first, `divide by the temperature τ = ${fmt(tau)}: ${fmtVector(scaled)}`];
   }
 
   function maskLine(head, i, labels) {
@@ -301,7 +367,7 @@
     // exp of a large score would overflow the page; relative to the max, the ratios still show.
     const plain = top <= EXP_SHOWN_UP_TO;
     const lead = plain ? 'exp →' : `exp(s − ${fmt(top)}) →`;
-    const e = masked.map((v) => (Number.isFinite(v) ? Math.exp(plain ? v : v - top) : 0));
+    const e = masked.map((v) => (Number.isFinite(v) ? exp(plain ? v : v - top) : 0));
     return [`${lead} ${fmtVector(e)}, sum ${fmt(sum(e))}`, `weights = ${fmtVector(w)}`];
   }
 
@@ -332,7 +398,7 @@
       step(1, 'project', [`q_${me} = x_${me}·W_Q = ${fmtVector(q)}`, 'keys   ' + pairs(head.K),
         'values ' + pairs(head.V)], q),
       step(2, 'scores', [`q_${me} · k_j = ${fmtVector(head.scores[i])}`], head.scores[i]),
-      step(3, 'scale', [scaleLine(head, head.scaled[i])], head.scaled[i]),
+      step(3, 'scale', scaleLines(head, head.scores[i], head.scaled[i]), head.scaled[i]),
       step(4, 'mask', [maskLine(head, i, labels)], masked),
       step(5, NORMALISER_NAMES[head.normaliser], normaliserLines(head, masked, w, labels), w),
       step(6, 'blend', blendLines(w, head.V, head.output[i]), head.output[i]),
@@ -503,6 +569,6 @@
   }
 
   return {
-    NORMALISERS, AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims,
+    NORMALISERS, AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
   };
 });

@@ -32,7 +32,8 @@ from core.cost import (
 from core.presets import CHAPTER, PRESETS
 from core.saturation import DEFAULT_WIDTHS, saturation_point
 from core.trace import fmt, trace
-from widgets.controls import SWITCH_LABELS, preset_note
+from core.options import SWITCHES
+from widgets.controls import preset_note
 from widgets.cost_viewdata import readout_html as cost_readout
 from widgets.saturation_state import SaturationSettings
 from widgets.saturation_viewdata import readout_html as saturation_readout
@@ -344,7 +345,7 @@ def switches():
 
 
 def test_switches_every_switch_has_a_note(switches):
-    assert set(switches) == set(SWITCH_LABELS)
+    assert set(switches) == {s.name for s in SWITCHES} - {"normaliser"} | {"raw", "top1"}
 
 
 def test_switch_scaling_off_sharpens_a_little_at_d_2_and_a_lot_at_d_128(switches):
@@ -394,8 +395,8 @@ def test_switch_multiply_x_grows_every_score_with_the_square_of_the_factor(switc
 def test_switch_panel_escapes_and_lists_every_switch():
     from widgets.controls import ABLATION_NOTES
 
-    for label in SWITCH_LABELS.values():
-        assert f"<b>{label}</b>" in ABLATION_NOTES
+    for s in SWITCHES:
+        assert f"<b>{s.flipped}</b>: {s.look_for()}".replace("'", "&#x27;") in ABLATION_NOTES
     assert "on the chapter's example" in ABLATION_NOTES
 
 
@@ -638,3 +639,32 @@ def test_steps_checks_masked_weights_are_exactly_zero_for_every_rule():
         head = notes.variant(CHAPTER.head(), normaliser=normaliser)
         assert (head.weights[head.future] == 0.0).all()
         assert trace(head, 0, CHAPTER.tokens).checks.masked_max == 0.0
+
+
+# --- the temperature τ -------------------------------------------------------------------------
+
+
+def test_switch_temperature_below_one_sharpens_it_on_cat(switches):
+    cooled = notes.variant(CHAPTER.head(), temperature=0.5)
+    w, w1 = cooled.weights[3, 1], CHAPTER.head().weights[3, 1]
+    assert w > w1 and cooled.weights[3].argmax() == 1
+    said(switches["temperature"], "sharpens", f"'it' puts {w:.2f} on 'cat' (at τ = 1: {w1:.2f} on 'cat')")
+
+
+@pytest.mark.parametrize("name, way", [("temperature-low", "sharpens"), ("temperature-high", "flattens")])
+def test_temperature_presets_sharpen_below_one_and_flatten_above(name, way):
+    head, labels, text = loaded(name)
+    w, w1 = head.weights[3], CHAPTER.head().weights[3]
+    assert (w.max() > w1.max()) == (way == "sharpens")  # the largest weight grows only below τ = 1
+    assert w.argmax() == w1.argmax() == 1  # 'cat' stays on top
+    said(text, way, f"'it' puts {w.max():.2f} on 'cat' (at τ = 1: {w1.max():.2f} on 'cat')")
+
+
+def test_temperature_note_with_raw_weights_scales_them_and_top1_keeps_its_choice():
+    raw = notes.variant(CHAPTER.head(), normaliser="raw", temperature=2.0)
+    plain = notes.variant(CHAPTER.head(), normaliser="raw")
+    assert np.allclose(raw.weights * 2.0, plain.weights)
+    said(notes.temperature_note(raw, 3, CHAPTER.tokens), "0.50 times its size")
+    top = notes.variant(CHAPTER.head(), normaliser="top1", temperature=0.3)
+    assert (top.weights == notes.variant(CHAPTER.head(), normaliser="top1").weights).all()
+    said(notes.temperature_note(top, 3, CHAPTER.tokens), "still picks the same key")

@@ -10,49 +10,30 @@ from __future__ import annotations
 import json
 import re
 import time
+from urllib.parse import parse_qsl, quote, urlencode
 
 import numpy as np
 import pytest
 
 from app.export import AREAS, ATTENTION_JS, MAX_BYTES, export, main
-from core.presets import CHAPTER, Preset
 from core.trace import fmt_vector, trace
 from tests.conftest import STYLE_WRITES_DURING_A_MOVE
 from widgets.controls import preset_note, slider_label
+from widgets.intermediates import as_csv, as_json
+from widgets.matrix_plot import side_by_side
 from widgets.page import HeadPage
 from widgets.state import HeadState
-from widgets.style import short_label
-from widgets.viewdata import step_line_html
+from widgets.url_state import apply_params, encode
+from widgets.viewdata import step_line_html, view_data
 
 pytestmark = pytest.mark.skipif(not ATTENTION_JS.exists(), reason="static/attention.js is not there yet")
 
 CHAPTER_WEIGHTS = "weights = [0.13, 0.56, 0.14, 0.18]"
 CHAPTER_OUTPUT = "= [0.23, 0.68]"
 
-# Labels are at most 24 characters (widgets.state.MAX_LABEL), so the hostile
-# labels are the shortest forms that would run script if ever parsed as markup.
-HOSTILE = ("<img src=x onerror=f()>", "<svg onload=alert(1)>", "a&amp;b</script>", "it")
-HOSTILE_PRESET = Preset(
-    name="hostile",
-    title="<img src=x onerror=alert(2)>",
-    tokens=HOSTILE,
-    X=CHAPTER.X,
-    W_Q=CHAPTER.W_Q,
-    W_K=CHAPTER.W_K,
-    W_V=CHAPTER.W_V,
-    query="it",
-)
-HOSTILE_2 = Preset(
-    name="hostile-2",
-    title="<b>bold?</b>",
-    tokens=("<i>The</i>", "<img src=y onerror=f()>", "sat", "<u>it</u>"),
-    X=CHAPTER.X,
-    W_Q=CHAPTER.W_Q,
-    W_K=CHAPTER.W_K,
-    W_V=CHAPTER.W_V,
-    query="<u>it</u>",
-    causal=False,
-)
+# The shortest forms that would run script if ever parsed as markup, plus quotes and an ampersand.
+HOSTILE = ("<img src=x onerror=f()>", "<svg onload=alert(1)>", "a&amp;b</script>", 'it\'s "q"')
+ROOTS = [root for _, _, roots in AREAS for root in roots]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +41,6 @@ def exported(tmp_path_factory):
     out = tmp_path_factory.mktemp("export")
     assert main([str(out / "head.html")]) == 0
     export(out / "fragment.html", fragment=True)
-    export(out / "hostile.html", HOSTILE_PRESET, presets={p.name: p for p in (HOSTILE_PRESET, HOSTILE_2)})
     (out / "frame.html").write_text(
         '<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">'
         "<title>iframe host</title></head><body><h1>The chapter</h1>"
@@ -143,7 +123,8 @@ def assert_cells_match(target, state: HeadState, wait: float = 10.0) -> None:
     deadline = time.monotonic() + wait
     while True:
         values = target.evaluate(
-            "() => Array.from(Bokeh.documents[0].get_model_by_name('weights-cells').data.value)"
+            "() => { const d = Bokeh.documents[0].get_model_by_name('weights-cells').data;"
+            " return Array.from(d instanceof Map ? d.get('value') : d.value); }"
         )
         got = np.array([np.nan if v is None else v for v in values], dtype=float)
         if got.shape == expected.shape and np.allclose(got, expected, rtol=0, atol=1e-9, equal_nan=True):
@@ -177,8 +158,9 @@ def test_file_is_self_contained_and_small(exported):
     assert '<link rel="icon" href="data:,">' in text
     for pattern in (r"<script[^>]+src=", r"<link[^>]+stylesheet", r"@import", r"cdn\.bokeh\.org"):
         assert not re.search(pattern, text), pattern
-    assert "AttentionHead" in text and "window.HeadExport" in text
-    for name, _ in AREAS:  # one Bokeh root per grid area, as in the served page
+    assert "AttentionHead" in text and "HeadLogic" in text and "HeadExplorerPage" in text
+    assert "__" + "SLANT" not in text  # no placeholder left from the old string-substituted glue
+    for name, _, _ in AREAS:  # the grid areas of the served page
         assert text.count(f'<section class="area-{name}"') == 1, name
         assert f'<section class="area-{name}"' in (exported / "fragment.html").read_text(), name
     assert "<header><h1>One attention head</h1>" in text
@@ -186,11 +168,11 @@ def test_file_is_self_contained_and_small(exported):
 
 
 def test_page_is_laid_out_in_separate_roots(exported, context, page):
-    """Four document roots, each in its grid area; the steps sit right of the controls, below the top row."""
+    """One root per part, each in its grid area; the steps sit right of the controls, below the top row."""
     net = open_page(context, page, (exported / "head.html").as_uri())
     names = page.evaluate("() => Bokeh.documents[0].roots().map(r => r.name)")
-    assert sorted(names) == sorted([*(name for name, _ in AREAS), "more"])  # "more": app/export_explorers.py
-    box = {name: page.locator(f"section.area-{name}").bounding_box() for name, _ in AREAS}
+    assert sorted(names) == sorted([*ROOTS, "more"])  # "more": app/export_explorers.py
+    box = {name: page.locator(f"section.area-{name}").bounding_box() for name, _, _ in AREAS}
     assert all(b and b["width"] > 0 and b["height"] > 0 for b in box.values()), box
     assert box["top"]["x"] >= box["controls"]["x"] + box["controls"]["width"] - 1
     assert box["readout"]["y"] >= box["top"]["y"] + box["top"]["height"] - 1
@@ -244,7 +226,10 @@ def test_offline_page_follows_the_core(exported, context, page, artifacts):
     page.locator(".bk-Select select").nth(1).select_option(label="cat")
     assert state.apply(query=1)
     wait_for_steps(page, state)
-    outline = page.evaluate("() => Bokeh.documents[0].get_model_by_name('weights-outline').data.y")
+    outline = page.evaluate(
+        "() => { const d = Bokeh.documents[0].get_model_by_name('weights-outline').data;"
+        " return Array.from(d instanceof Map ? d.get('y') : d.y); }"
+    )
     assert list(outline) == [1.0]
 
     # A cleared multiplier is refused with a message; the numbers stay.
@@ -278,57 +263,6 @@ def test_offline_page_follows_the_core(exported, context, page, artifacts):
     net.check()
 
 
-def test_presets_offered_match_the_start_shape(exported, context, page):
-    net = open_page(context, page, (exported / "head.html").as_uri())
-    options = page.locator(".bk-Select select").first.locator("option").all_inner_texts()
-    assert "The chapter's example" in options and "(your own edits)" in options
-    assert not any("tired" in o for o in options)
-    page.wait_for_selector("text=This offline copy offers only the presets with 4 tokens")
-    net.check()
-
-
-def test_hostile_labels_stay_text(exported, context, page, artifacts):
-    net = Offline(context, page)
-    page.goto((exported / "hostile.html").as_uri())
-    state = HeadState()
-    assert state.load(HOSTILE_PRESET)
-    wait_for_steps(page, state)
-    assert page.locator("img").count() == 0
-    assert page.locator("svg[onload]").count() == 0
-    assert "&lt;img src=x onerror=f()&gt;" in steps_text(page)
-    # a slider title, shown as text (cut to fit by the page, as the served one does)
-    page.get_by_text(f"{short_label('<img src=x onerror=f()>', 8)}[0]").wait_for()
-
-    handle = slider_handle(page, 1, 1)
-    handle.focus()
-    handle.press("ArrowLeft")
-    assert state.set_x(1, 1, model(page, "x-1-1", "value"))
-    wait_for_steps(page, state)
-
-    page.locator(".bk-Select select").first.select_option(label="<b>bold?</b>")
-    assert state.load(HOSTILE_2)
-    wait_for_steps(page, state)
-    # the sliders were retitled, and the axes relabelled, as the served page would show these labels
-    page.get_by_text(f"{slider_label('<img src=y onerror=f()>')}[2]").wait_for()
-    options = page.locator(".bk-Select select").nth(1).locator("option").all_inner_texts()
-    assert options == list(HOSTILE_2.tokens)
-    axes = page.evaluate(
-        "() => { const f = Bokeh.documents[0].get_model_by_name('weights');"
-        " const o = f.left[0].major_label_overrides;"
-        " const labels = o instanceof Map ? [...o.values()] : Object.values(o);"
-        " return [labels, f.above[0].major_label_orientation]; }"
-    )
-    served = HeadPage.for_state(state).plots["weights"].figure
-    assert axes == [[short_label(t) for t in HOSTILE_2.tokens], served.xaxis[0].major_label_orientation]
-    assert axes[1] != 0  # one label is too long to lie flat over its cell
-    page.wait_for_timeout(300)  # give any injected onerror a chance to fire
-    assert page.locator("img").count() == 0
-    for tag, text in (("b", "bold?"), ("i", "The"), ("u", "it")):
-        assert page.locator(tag, has_text=text).count() == 0, tag
-    page.screenshot(path=str(artifacts / "export-hostile.png"), full_page=True)
-    net.check()
-
-
 def test_works_inside_an_iframe(exported, context, page, artifacts):
     net = Offline(context, page)
     page.goto((exported / "frame.html").as_uri())
@@ -359,4 +293,211 @@ def test_fragment_works_pasted_into_an_empty_page(exported, context, page, artif
     assert_cells_match(page, state)
     assert fmt_vector(state.head.output[3]) in steps_text(page)
     page.screenshot(path=str(artifacts / "export-fragment.png"), full_page=True)
+    net.check()
+
+
+# --- the whole explorer in the file: every figure, every preset, the editor, downloads, links ---------
+
+SOURCES_JS = """() => {
+  const doc = Bokeh.documents[0];
+  const plain = (d) => Object.fromEntries(d instanceof Map ? d : Object.entries(d));
+  const out = {};
+  for (const name of NAMES) {
+    const data = plain(doc.get_model_by_name(name).data);
+    out[name] = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Array.from(v)]));
+  }
+  return out;
+}"""
+PLOTS = ("weights", "scores", "scaled", "qkv")
+BLEND = ("values", "hull", "output", "links")
+
+
+def expected_sources(state: HeadState) -> dict:
+    """What every figure's source must hold for `state`, from the Python views' own functions."""
+    data = view_data(state.head, state.query, state.labels, state.dims)
+    page = HeadPage.for_state(state)
+    out = {}
+    for name, plot in page.plots.items():
+        cols = state.head.T if name in ("weights", "scores", "scaled") else state.head.d
+        out[f"{name}-cells"] = {
+            k: list(v)
+            for k, v in side_by_side({b: data["cells"][b] for b in plot.names}, cols, plot.GAP).items()
+        }
+        if name != "qkv":
+            out[f"{name}-outline"] = data["outline"]
+    for part in BLEND:
+        out[f"blend-{part}"] = data["blend"][part]
+    return out
+
+
+def figure_mismatches(target, state: HeadState) -> list[str]:
+    from tests.test_parity import mismatches
+
+    expected = expected_sources(state)
+    got = target.evaluate(SOURCES_JS.replace("NAMES", json.dumps(list(expected))))
+    nan = float("nan")
+    got = {
+        s: {k: [nan if v is None else v for v in col] if k == "value" else col for k, col in cols.items()}
+        for s, cols in got.items()
+    }
+    return [
+        m
+        for name in expected
+        for m in mismatches(expected[name], {k: got[name].get(k) for k in expected[name]}, name)
+    ]
+
+
+def assert_figures_match(target, state: HeadState, wait: float = 10.0) -> None:
+    """Every figure's source (cells of all four heatmaps, outlines, the blend's four) equals Python's."""
+    deadline = time.monotonic() + wait
+    while (found := figure_mismatches(target, state)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not found, "\n".join(found[:8])
+
+
+def page_state(target) -> dict:
+    return target.evaluate("() => HeadExplorerPage.pages[0].state")
+
+
+def test_every_preset_loads_whatever_its_shape(exported, context, page, artifacts):
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    options = page.locator(".bk-Select select").first.locator("option").all_inner_texts()
+    from core.presets import PRESETS
+
+    assert options == [p.title for p in PRESETS.values()] + ["(your own edits)"]
+    state = HeadState()
+    assert_figures_match(page, state)
+    page.locator(".bk-Select select").first.select_option(label="… because it was tired")
+    assert state.load("tired")
+    wait_for_steps(page, state)
+    assert_figures_match(page, state)
+    assert page.locator(".x-slider:visible").count() == 10 * 4
+    assert model(page, "weights", "x_range.end") == pytest.approx(9.5)
+    assert model(page, "preset-note", "text") == preset_note("tired")
+    page.screenshot(path=str(artifacts / "export-tired.png"), full_page=True)
+    # The temperature's slider, by keyboard: one step left sharpens the weights.
+    handle = page.locator(".bk-Slider", has_text="temperature").locator(".noUi-handle")
+    handle.focus()
+    handle.press("ArrowLeft")
+    page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('temperature').value !== 1")
+    assert state.apply(temperature=model(page, "temperature", "value"))
+    wait_for_steps(page, state)
+    assert_figures_match(page, state)
+    assert "divide by the temperature τ = 0.95" in steps_text(page)
+    # Back to the chapter's shape, then the temperature preset.
+    page.locator(".bk-Select select").first.select_option(label="Temperature τ = 0.4: sharper")
+    assert state.load("temperature-low")
+    wait_for_steps(page, state)
+    assert_figures_match(page, state)
+    assert page.locator(".x-slider:visible").count() == 4 * 3
+    page.screenshot(path=str(artifacts / "export-temperature.png"), full_page=True)
+    net.check()
+
+
+def test_the_editor_works_in_the_file(exported, context, page, artifacts):
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    state = HeadState()
+    # W_Q[0, 0] typed into its grid (the first number box after the X multiplier).
+    entry = page.locator(".bk-NumericInput input").nth(1)
+    entry.fill("1.5")
+    entry.press("Enter")
+    assert state.set_weight("W_Q", 0, 0, 1.5)
+    wait_for_steps(page, state)
+    assert_figures_match(page, state)
+    # An emptied entry is refused with a message; the numbers stay.
+    entry.fill("")
+    entry.press("Enter")
+    page.wait_for_selector("text=W_Q[0, 0] needs a number", timeout=10000)
+    assert_figures_match(page, state)
+    # A token added, then removed (the query token, the new last one).
+    page.get_by_text("Add a token").click()
+    assert state.add_token()
+    wait_for_steps(page, state)
+    assert_figures_match(page, state)
+    assert page.locator(".x-slider:visible").count() == 5 * 3
+    page.locator(".bk-Select select").nth(1).select_option(label="t5")
+    assert state.apply(query=4)
+    wait_for_steps(page, state)
+    page.get_by_text("Remove the query token").click()
+    assert state.remove_token(4)
+    wait_for_steps(page, state)
+    assert_figures_match(page, state)
+    # d = 3: the grids grow a column, the blend plot's dims can be picked.
+    spinner = page.locator(".bk-Spinner input").nth(1)
+    spinner.fill("3")
+    spinner.press("Enter")
+    assert state.set_widths(d=3)
+    wait_for_steps(page, state)
+    assert_figures_match(page, state)
+    assert page.locator(".bk-NumericInput input:visible").count() == 1 + 3 * 3 * 3
+    page.locator(".bk-Select select").nth(3).select_option("2")
+    assert state.apply(dims=[0, 2])
+    assert_figures_match(page, state)
+    # Hostile labels typed into the editor are text everywhere.
+    labels = page.locator(".bk-TextInput input").first
+    labels.fill(", ".join(HOSTILE))
+    labels.press("Enter")
+    assert state.set_labels(", ".join(HOSTILE))
+    wait_for_steps(page, state)
+    assert_figures_match(page, state)
+    page.get_by_text(f"{slider_label(HOSTILE[0])}[0]").filter(visible=True).wait_for()
+    page.wait_for_timeout(300)  # give any injected onerror a chance to fire
+    assert page.locator("img").count() == 0 and page.locator("svg[onload]").count() == 0
+    assert "&lt;img src=x onerror=f()&gt;" in steps_text(page)
+    page.screenshot(path=str(artifacts / "export-editor.png"), full_page=True)
+    net.check()
+
+
+def test_downloads_are_the_served_apps_bytes(exported, context, page):
+    link = "#preset=tired&temp=0.5&query=cat"
+    net = Offline(context, page)
+    page.goto((exported / "head.html").as_uri() + link)
+    state = HeadState()
+    apply_params(state, {"preset": "tired", "temp": "0.5", "query": "cat"})
+    wait_for_steps(page, state)
+    for kind, text in (
+        ("JSON", as_json(state.head, state.labels)),
+        ("CSV", as_csv(state.head, state.labels)),
+    ):
+        with page.expect_download() as info:
+            page.get_by_text(f"Download every matrix ({kind})").click()
+        download = info.value
+        assert download.suggested_filename == f"attention-head.{kind.lower()}"
+        assert open(download.path(), "rb").read() == text.encode("utf-8"), kind
+    # Each figure saves itself as a PNG from its toolbar, made in the browser too.
+    with page.expect_download() as info:
+        page.locator(".bk-tool-icon-save").first.click()
+    assert info.value.suggested_filename == "attention-weights.png"
+    assert open(info.value.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    net.check()
+
+
+def test_a_link_opens_that_head_and_the_fragment_follows(exported, context, page):
+    hostile = ",".join(quote(t, safe="") for t in HOSTILE)
+    params = {"tokens": hostile, "query": HOSTILE[1], "temp": "2", "mask": "maybe", "WQ": "0,1;2,0;0,1"}
+    net = Offline(context, page)
+    page.goto((exported / "head.html").as_uri() + "#" + urlencode(params))
+    state = HeadState()
+    apply_params(state, params)
+    assert state.message == "the link's 'mask' should be 1 or 0, so it was left at its default"
+    wait_for_steps(page, state)
+    assert_figures_match(page, state)
+    page.wait_for_selector(f"text={state.message}")  # named on the page, as the served app does
+    page.wait_for_timeout(300)
+    assert page.locator("img").count() == 0 and page.locator("svg[onload]").count() == 0
+    # The fragment now holds the whole head, in the served app's encoding.
+    fragment = page.evaluate("() => location.hash.slice(1)")
+    assert dict(parse_qsl(fragment)) == encode(state)
+    # A change is written back; the same link opens the same head in a new page.
+    page.locator(".bk-Select select").nth(1).select_option(label=HOSTILE[2])
+    assert state.apply(query=2)
+    wait_for_steps(page, state)
+    page.wait_for_function(
+        f"() => location.hash.includes({json.dumps('query=' + quote(HOSTILE[2], safe=''))})"
+    )
+    again = page.context.new_page()
+    again.goto(page.url)
+    wait_for_steps(again, state)
+    assert_figures_match(again, state)
+    again.close()
     net.check()

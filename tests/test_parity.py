@@ -122,7 +122,7 @@ def mismatches(py, js, path: str) -> list[str]:
 def head_as_dict(head) -> dict:
     out = {name: getattr(head, name) for name in HEAD_ARRAYS}
     out["future"] = head.future
-    for name in ("T", "C", "d", "scaling", "causal", "tied_qk", "normaliser", "x_scale"):
+    for name in ("T", "C", "d", "scaling", "causal", "tied_qk", "normaliser", "x_scale", "temperature"):
         out[name] = getattr(head, name)
     return out
 
@@ -184,6 +184,7 @@ def random_case(rng: np.random.Generator, k: int) -> dict:
             "tied_qk": bool(rng.random() < 0.3),
             "normaliser": str(rng.choice(["softmax", "raw", "top1"])),
             "x_scale": x_scale,
+            "temperature": float(rng.choice([1.0, 1.0, 0.05, 0.3, 0.5, 2.0, 3.7, 5.0])),
         },
         "i": int(rng.integers(T)),
         "labels": [str(rng.choice(LABEL_POOL)) for _ in range(T)],
@@ -201,7 +202,8 @@ def preset_cases() -> list[dict]:
     for p in PRESETS.values():
         for i in range(len(p.tokens)):
             cases.append(
-                dict(X=p.X, W_Q=p.W_Q, W_K=p.W_K, W_V=p.W_V, options=p.options(), i=i, labels=list(p.tokens))
+                dict(X=p.X, W_Q=p.W_Q, W_K=p.W_K, W_V=p.W_V, options=p.options.as_dict(), i=i,
+                     labels=list(p.tokens))
             )
     return cases
 
@@ -323,7 +325,8 @@ def test_fmt_matches_python_formatting():
 
 def test_chapter_example_text_for_it():
     i = CHAPTER.tokens.index("it")
-    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V, options=CHAPTER.options(),
+    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V,
+                options=CHAPTER.options.as_dict(),
                 i=i, labels=list(CHAPTER.tokens))
     (js,) = run_js([case])["cases"]
     steps = js["trace"]["steps"]
@@ -338,7 +341,8 @@ def test_chapter_example_text_for_it():
 def test_hostile_label_is_escaped_like_python():
     hostile = "<img src=x onerror=alert(1)>"
     labels = ["The", hostile, "sat", "it's \"q\" & co"]
-    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V, options=CHAPTER.options(),
+    case = dict(X=CHAPTER.X, W_Q=CHAPTER.W_Q, W_K=CHAPTER.W_K, W_V=CHAPTER.W_V,
+                options=CHAPTER.options.as_dict(),
                 i=3, labels=labels)
     (js,) = run_js([case])["cases"]
     html_out = js["view"]["steps"] + js["view"]["checks"]

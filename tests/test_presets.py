@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from core.attention import NORMALISERS
+from core.options import Options
 from core.presets import CHAPTER, PRESETS, SOFT, TIRED
 
 
@@ -21,8 +22,9 @@ def test_chapter_preset_is_the_printed_example():
     assert CHAPTER.W_K == ((0.5, 0), (4, 0), (0, 2))
     assert CHAPTER.W_V == ((1, 0), (0, 1), (0.5, 0.5))
     assert CHAPTER.query == "it"
-    assert CHAPTER.options() == dict(
-        scaling=True, causal=True, tied_qk=False, normaliser="softmax", x_scale=1.0
+    assert CHAPTER.options == Options()
+    assert CHAPTER.options.as_dict() == dict(
+        scaling=True, causal=True, tied_qk=False, normaliser="softmax", x_scale=1.0, temperature=1.0
     )
     assert PRESETS["chapter"] is CHAPTER
 
@@ -93,3 +95,17 @@ def test_the_breaks_do_what_their_notes_say():
     assert set(np.unique(head.weights)) == {0.0, 1.0}
     _, w = weights_of(PRESETS["no-scaling"])
     assert w.max() > weights_of(CHAPTER)[1].max()
+
+
+def test_temperature_presets_sharpen_and_flatten_and_say_so_with_their_own_numbers():
+    cold, hot = PRESETS["temperature-low"], PRESETS["temperature-high"]
+    _, w = weights_of(CHAPTER)
+    _, w_cold = weights_of(cold)
+    _, w_hot = weights_of(hot)
+    assert w_cold.max() > w.max() > w_hot.max()  # low τ sharpens, high τ flattens
+
+
+def test_temperature_one_is_todays_head_bit_for_bit():
+    a = CHAPTER.head()
+    b = CHAPTER.with_options(temperature=1.0).head()
+    assert np.array_equal(a.weights, b.weights) and np.array_equal(a.masked, b.masked)

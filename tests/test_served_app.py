@@ -202,3 +202,19 @@ def test_the_controls_are_bokeh_widgets_in_the_page(explorer):
         "NumericInput",
         "Select",
     ]
+
+
+def test_the_temperature_slider_and_its_link_key(explorer, served_app):
+    """τ, added through core.options.SWITCHES alone: its slider changes the weights to the core's, its step
+    line shows, and the address bar carries temp=…"""
+    handle = explorer.locator(".bk-Slider", has_text="temperature").locator(".noUi-handle")
+    handle.focus()
+    for _ in range(4):
+        handle.press("ArrowLeft")
+    expected = core(temperature=0.8)
+    explorer.wait_for_selector(f"text={weights_line(expected)}", timeout=10000)
+    assert "divide by the temperature τ = 0.80" in explorer.locator(".steps").first.inner_text()
+    np.testing.assert_allclose(
+        cells(explorer), np.where(expected.future, np.nan, expected.weights), rtol=0, atol=1e-12
+    )
+    explorer.wait_for_function("() => location.search.includes('temp=0.8')", timeout=10000)

@@ -8,7 +8,7 @@ leave the frame, new fixed ranges.
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, HoverTool, Patch, Range1d, Scatter, Segment, Text
+from bokeh.models import ColumnDataSource, HoverTool, Patch, Range1d, SaveTool, Scatter, Segment, Text
 from bokeh.plotting import figure
 
 from widgets.style import draw
@@ -36,6 +36,7 @@ class BlendPlot:
             match_aspect=True,
         )
         fig.toolbar.logo = None
+        fig.select_one(SaveTool).filename = f"attention-{name}"  # saved at once, no name prompt
         fig.xaxis.axis_label = data["axes"]["x"]
         fig.yaxis.axis_label = data["axes"]["y"]
         draw(

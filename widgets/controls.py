@@ -15,8 +15,8 @@ import html
 from bokeh.layouts import column, row
 from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGroup, Select, Slider
 
-from core.attention import NORMALISERS
-from core.notes import note, switch_notes
+from core.notes import note
+from core.options import SWITCH, SWITCHES, Options
 from core.presets import PRESETS
 from widgets.style import short_label, text_panel
 
@@ -94,7 +94,7 @@ def query_options(labels) -> list[tuple[str, str]]:
     return [(str(i), str(label)) for i, label in enumerate(labels)]
 
 
-NORMALISER_LABELS = {"softmax": "softmax", "raw": "raw scores", "top1": "top-1"}
+NORMALISER_LABELS = dict(zip(SWITCH["normaliser"].choices, SWITCH["normaliser"].choice_labels))
 CUSTOM = "custom"
 
 
@@ -102,23 +102,13 @@ def preset_options() -> list[tuple[str, str]]:
     return [(name, p.title) for name, p in PRESETS.items()] + [(CUSTOM, "(your own edits)")]
 
 
-# What to look for when each switch is flipped, in the chapter example's own numbers (core/notes.py).
-SWITCH_LABELS = {
-    "scaling": "÷√d off",
-    "causal": "Mask off",
-    "tied_qk": "W_K = W_Q",
-    "raw": "Raw scores",
-    "top1": "Top-1",
-    "x_scale": "Multiply X",
-}
-
-
 def ablation_notes() -> str:
-    """The "What each switch shows" panel: one item per switch, numbers from the chapter's example."""
-    notes = switch_notes()
+    """The "What each switch shows" panel: one item per row of core.options.SWITCHES.
+
+    Each row's note quotes the chapter's example with that switch flipped (core/notes.py), and says so.
+    """
     items = "".join(
-        f"<li><b>{html.escape(label)}</b>: {html.escape(notes[key])}</li>"
-        for key, label in SWITCH_LABELS.items()
+        f"<li><b>{html.escape(s.flipped)}</b>: {html.escape(s.look_for())}</li>" for s in SWITCHES
     )
     return (
         "<details><summary>What each switch shows</summary>"
@@ -161,6 +151,46 @@ def is_on(active) -> bool:
     return 0 in (active or [])
 
 
+def switch_widget(name: str, value):
+    """The control for one option, made from its row in the table."""
+    s = SWITCH[name]
+    if s.kind == "toggle":
+        return toggle(s.label, value, name)
+    if s.kind == "choice":
+        return RadioButtonGroup(
+            labels=list(s.choice_labels), active=s.choices.index(value), name=name, width=280
+        )
+    if s.slider is not None:
+        start, end, step = s.slider
+        return Slider(
+            title=s.label, value=value, start=start, end=end, step=step, name=name, width=270, format="0.00"
+        )
+    return NumericInput(
+        title=s.label, value=value, mode="float", low=s.low, high=s.high, name=name, width=120
+    )
+
+
+def widget_value(name: str, widget):
+    """What a switch's widget says, as the option's value."""
+    kind = SWITCH[name].kind
+    if kind == "toggle":
+        return is_on(widget.active)
+    if kind == "choice":
+        return SWITCH[name].choices[widget.active]
+    return widget.value
+
+
+def show_value(name: str, widget, value) -> None:
+    """Make a switch's widget show an option's value."""
+    kind = SWITCH[name].kind
+    if kind == "toggle":
+        widget.active = active_for(value)
+    elif kind == "choice":
+        widget.active = SWITCH[name].choices.index(value)
+    else:
+        widget.value = value
+
+
 class HeadControls:
     """Preset and query pickers, the ablations, reset, the sliders, and a line for messages."""
 
@@ -170,13 +200,10 @@ class HeadControls:
         X,
         *,
         query: int,
-        scaling: bool,
-        causal: bool,
-        tied_qk: bool = False,
-        normaliser: str = "softmax",
-        x_scale: float = 1.0,
+        options: Options | None = None,
         preset: str = "chapter",
     ):
+        options = options or Options()
         self.preset = Select(
             title="Preset", value=preset or CUSTOM, options=preset_options(), name="preset", width=280
         )
@@ -188,18 +215,15 @@ class HeadControls:
             name="query",
             width=280,
         )
-        self.scaling = toggle("Divide scores by √d", scaling, "scaling")
-        self.causal = toggle("Causal mask (hide later tokens)", causal, "causal")
-        self.tied_qk = toggle("Tie keys to queries (W_K = W_Q)", tied_qk, "tied_qk")
-        self.normaliser = RadioButtonGroup(
-            labels=[NORMALISER_LABELS[n] for n in NORMALISERS],
-            active=NORMALISERS.index(normaliser),
-            name="normaliser",
-            width=280,
-        )
-        self.x_scale = NumericInput(
-            title="Multiply X by", value=x_scale, mode="float", low=-1e6, high=1e6, name="x_scale", width=120
-        )
+        # One widget per row of core.options.SWITCHES, also reachable by name (self.scaling, ...).
+        self.switches = {s.name: switch_widget(s.name, getattr(options, s.name)) for s in SWITCHES}
+        for name, widget in self.switches.items():
+            setattr(self, name, widget)
+        switch_rows = []
+        for s in SWITCHES:
+            if s.kind == "choice":  # a button group has no title of its own
+                switch_rows.append(Div(text=html.escape(s.label), width=280))
+            switch_rows.append(self.switches[s.name])
         self.reset = Button(
             label="Reset to the chapter's example", name="reset", button_type="default", width=280
         )
@@ -209,12 +233,7 @@ class HeadControls:
             self.preset,
             self.note,
             self.query,
-            self.scaling,
-            self.causal,
-            self.tied_qk,
-            Div(text="Turn scores into weights with", width=280),
-            self.normaliser,
-            self.x_scale,
+            *switch_rows,
             text_panel(ABLATION_NOTES, width=280, name="ablation-notes"),
             self.reset,
             self.message,

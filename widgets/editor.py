@@ -15,6 +15,7 @@ from widgets.state import EDIT_MAX_TOKENS, MAX_WIDTH
 from widgets.style import text_panel
 
 WEIGHTS = ("W_Q", "W_K", "W_V")
+GRID_WIDTH = 62  # px, one number box of a weight grid
 
 
 class WeightGrid:
@@ -29,7 +30,9 @@ class WeightGrid:
     def rebuild(self, W) -> None:
         self.cells = [
             [
-                NumericInput(value=float(v), mode="float", width=62, name=f"{self.name}-{r}-{c}", tags=[r, c])
+                NumericInput(
+                    value=float(v), mode="float", width=GRID_WIDTH, name=f"{self.name}-{r}-{c}", tags=[r, c]
+                )
                 for c, v in enumerate(line)
             ]
             for r, line in enumerate(W)

@@ -16,8 +16,8 @@ import panel as pn
 import param
 from bokeh.core.property.validation import validate, without_property_validation
 
-from core.attention import NORMALISERS
-from widgets.controls import CUSTOM, active_for, is_on, preset_note, query_options
+from core.options import SWITCHES
+from widgets.controls import CUSTOM, preset_note, query_options, show_value, widget_value
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
 from widgets.page import HeadPage
@@ -65,18 +65,22 @@ class HeadExplorer(pn.viewable.Viewer):
     def _wire_controls(self) -> None:
         c = self.page.controls
         c.query.on_change("value", self._guard(lambda new: self.state.apply(query=int(new))))
-        c.scaling.on_change("active", self._guard(lambda new: self.state.apply(scaling=is_on(new))))
-        c.causal.on_change("active", self._guard(lambda new: self.state.apply(causal=is_on(new))))
-        c.tied_qk.on_change("active", self._guard(lambda new: self.state.apply(tied_qk=is_on(new))))
-        c.normaliser.on_change(
-            "active", self._guard(lambda new: self.state.apply(normaliser=NORMALISERS[new]))
-        )
-        c.x_scale.on_change(
-            "value", self._guard(self._needs_number("Multiply X by", lambda v: self.state.apply(x_scale=v)))
-        )
+        for s in SWITCHES:  # one callback per row of the table
+            widget = c.switches[s.name]
+            if s.kind == "number":
+                apply_number = partial(self._apply_option, s.name)
+                widget.on_change("value", self._guard(self._needs_number(s.label, apply_number)))
+            else:
+                widget.on_change("active", self._guard(partial(self._apply_widget, s.name, widget)))
         c.preset.on_change("value", self._guard(lambda new: new != CUSTOM and self.state.load(new)))
         c.reset.on_click(lambda event: self._safely(self.state.reset))
         self._wire_sliders()
+
+    def _apply_option(self, name: str, value) -> None:
+        self.state.apply(**{name: value})
+
+    def _apply_widget(self, name: str, widget, new) -> None:
+        self.state.apply(**{name: widget_value(name, widget)})
 
     def _wire_sliders(self) -> None:
         for slider in self.page.controls.tokens.flat:
@@ -204,11 +208,8 @@ class HeadExplorer(pn.viewable.Viewer):
                     grid.set_values(W)
             e.set_dims(s.head.d, s.dims)
             c.query.value = str(s.query)
-            c.scaling.active = active_for(s.scaling)
-            c.causal.active = active_for(s.causal)
-            c.tied_qk.active = active_for(s.tied_qk)
-            c.normaliser.active = NORMALISERS.index(s.normaliser)
-            c.x_scale.value = s.x_scale
+            for switch in SWITCHES:
+                show_value(switch.name, c.switches[switch.name], getattr(s, switch.name))
             self._show_preset()
         finally:
             self._syncing = False

@@ -46,13 +46,7 @@ def tables(head: Head, tokens):
 def as_json(head: Head, tokens) -> str:
     out = {
         "tokens": list(tokens),
-        "options": {
-            "scaling": head.scaling,
-            "causal": head.causal,
-            "tied_qk": head.tied_qk,
-            "normaliser": head.normaliser,
-            "x_scale": head.x_scale,
-        },
+        "options": head.options.as_dict(),  # every switch of core.options.SWITCHES, by name
         "matrices": {
             name: {
                 "rows": rows,

@@ -16,6 +16,7 @@ from bokeh.models import (
     LinearColorMapper,
     Range1d,
     Rect,
+    SaveTool,
     Text,
 )
 from bokeh.palettes import Blues256, RdBu11
@@ -128,6 +129,7 @@ class MatrixPlot:
             x_axis_location="above",
         )
         fig.toolbar.logo = None
+        fig.select_one(SaveTool).filename = f"attention-{name}"  # saved at once, no name prompt
         drop_grid(fig)
         fig.outline_line_color = None
         fig.axis.major_tick_line_color = None

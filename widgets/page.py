@@ -21,7 +21,7 @@ from widgets.viewdata import view_data
 MATRIX_FIGURES = (
     ("weights", "Weights: how each query divides its attention", "weights", ("weights",)),
     ("scores", "Scores Q·Kᵀ (as computed, before the mask)", "scores", ("scores",)),
-    ("scaled", "Scores after ÷√d and the mask", "scores", ("scaled",)),
+    ("scaled", "Scores after ÷√d, ÷τ and the mask", "scores", ("scaled",)),
     ("qkv", "Q = X·W_Q,  K = X·W_K,  V = X·W_V", "scores", ("Q", "K", "V")),
 )
 SQUARE = ("weights", "scores", "scaled")
@@ -88,11 +88,7 @@ class HeadPage:
             d=s.head.d,
             title=title,
             query=s.query,
-            scaling=s.scaling,
-            causal=s.causal,
-            tied_qk=s.tied_qk,
-            normaliser=s.normaliser,
-            x_scale=s.x_scale,
+            options=s.options,
             preset=s.preset,
         )
 

@@ -9,10 +9,13 @@ duplicate label) leaves every input as it was and explains itself in
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import param
 
-from core.attention import NORMALISERS, AttentionError, Head, as_finite_number, attend
+from core.attention import AttentionError, Head, as_finite_number, attend
+from core.options import OPTION_NAMES, SWITCH, Options, check_option
 from core.presets import PRESETS, Preset
 from widgets.refusal import Refusing
 
@@ -21,7 +24,17 @@ EDIT_MAX_TOKENS = 16
 MAX_WIDTH = 6  # C and d in the editor
 MAX_LABEL = 40
 
-INPUTS = ("tokens", "X", "W_Q", "W_K", "W_V", "scaling", "causal", "tied_qk", "normaliser", "x_scale")
+INPUTS = ("tokens", "X", "W_Q", "W_K", "W_V", *OPTION_NAMES)
+
+
+def _option_param(name: str) -> param.Parameter:
+    """A HeadState parameter for one option, made from its row in core.options.SWITCHES."""
+    s = SWITCH[name]
+    if s.kind == "toggle":
+        return param.Boolean(default=s.default, doc=s.label)
+    if s.kind == "choice":
+        return param.Selector(default=s.default, objects=list(s.choices), doc=s.label)
+    return param.Number(default=s.default, doc=s.label)
 
 
 def check_labels(tokens) -> tuple[str, ...]:
@@ -48,7 +61,7 @@ def _as_width(name: str, value) -> int:
         n = float(value)
     except (TypeError, ValueError):
         raise AttentionError(f"{name} is {value!r}; expected a whole number from 1 to {MAX_WIDTH}") from None
-    if not (n == n and n == int(n) and 1 <= n <= MAX_WIDTH):
+    if not (math.isfinite(n) and n == int(n) and 1 <= n <= MAX_WIDTH):
         raise AttentionError(f"{name} is {value!r}; expected a whole number from 1 to {MAX_WIDTH}")
     return int(n)
 
@@ -69,11 +82,8 @@ class HeadState(Refusing):
     W_Q = param.Array(default=np.array(PRESETS["chapter"].W_Q))
     W_K = param.Array(default=np.array(PRESETS["chapter"].W_K))
     W_V = param.Array(default=np.array(PRESETS["chapter"].W_V))
-    scaling = param.Boolean(default=True, doc="Divide the scores by √d")
-    causal = param.Boolean(default=True, doc="Hide keys that come after the query")
-    tied_qk = param.Boolean(default=False, doc="Use W_Q for the keys too")
-    normaliser = param.Selector(default="softmax", objects=list(NORMALISERS))
-    x_scale = param.Number(default=1.0, doc="Multiply X before projecting")
+    # One parameter per option (scaling, causal, tied_qk, normaliser, x_scale, temperature), from the table.
+    locals().update({name: _option_param(name) for name in OPTION_NAMES})
     query = param.Integer(default=3, bounds=(0, None), doc="Index of the token being inspected")
     dims = param.List(default=[0, 1], item_type=int, doc="The two value coordinates the blend plot shows")
     preset = param.String(default="chapter", doc="The preset last loaded, or '' once edited")
@@ -91,6 +101,10 @@ class HeadState(Refusing):
     def labels(self) -> tuple[str, ...]:
         return tuple(self.tokens)
 
+    @property
+    def options(self) -> Options:
+        return Options(**{name: getattr(self, name) for name in OPTION_NAMES})
+
     def _inputs(self, **changes) -> dict:
         values = {name: getattr(self, name) for name in INPUTS}
         values.update(changes)
@@ -104,11 +118,7 @@ class HeadState(Refusing):
             values["W_Q"],
             values["W_K"],
             values["W_V"],
-            scaling=values["scaling"],
-            causal=values["causal"],
-            tied_qk=values["tied_qk"],
-            normaliser=values["normaliser"],
-            x_scale=values["x_scale"],
+            options=Options(**{name: values[name] for name in OPTION_NAMES}),
         )
         if head.T != len(labels):
             raise AttentionError(f"X has {head.T} rows but there are {len(labels)} token labels")
@@ -129,12 +139,9 @@ class HeadState(Refusing):
         if unknown:
             raise TypeError(f"not an input of HeadState: {', '.join(sorted(unknown))}")
         try:
-            if "normaliser" in changes and changes["normaliser"] not in NORMALISERS:
-                raise AttentionError(
-                    f"normaliser is {changes['normaliser']!r}; expected one of {', '.join(NORMALISERS)}"
-                )
-            if "x_scale" in changes:
-                changes["x_scale"] = as_finite_number("x_scale", changes["x_scale"])
+            for name in OPTION_NAMES:
+                if name in changes:
+                    changes[name] = check_option(name, changes[name])
             for name in ("X", "W_Q", "W_K", "W_V"):
                 if name in changes:
                     changes[name] = np.array(changes[name], dtype=float)
@@ -265,8 +272,56 @@ class HeadState(Refusing):
             W_V=np.array(preset.W_V),
             query=preset.tokens.index(preset.query),
             preset=preset.name,
-            **preset.options(),
+            **preset.options.as_dict(),
         )
 
     def reset(self) -> bool:
         return self.load("chapter")
+
+    # -- one user action ---------------------------------------------------------
+
+    def act(self, action: dict) -> bool:
+        """One user action given as data, as the page's controls send it; static/explorer.js's
+        `apply(state, action)` takes the same actions (tests/test_actions.py holds the two equal).
+
+        {"do": "x", "token", "component", "value"}, {"do": "query", "index"}, {"do": "option", "name",
+        "value"}, {"do": "preset", "name"}, {"do": "reset"}, {"do": "labels", "text"}, {"do": "add"},
+        {"do": "remove"} (the query token), {"do": "widths", "C"?, "d"?}, {"do": "weight", "name", "row",
+        "col", "value"}, {"do": "dims", "value"}, {"do": "link", "params"}.
+        """
+        from widgets.url_state import apply_params  # url_state reads HeadState's inputs, not the reverse
+
+        do = action["do"]
+        if do == "x":
+            return self.set_x(action["token"], action["component"], action["value"])
+        if do == "weight":
+            return self.set_weight(action["name"], action["row"], action["col"], action["value"])
+        if do == "query":
+            return self.apply(query=action["index"])
+        if do == "option":
+            return self.apply(**{action["name"]: action["value"]})
+        if do == "preset":
+            return self.load(action["name"])
+        if do == "reset":
+            return self.reset()
+        if do == "labels":
+            return self.set_labels(action["text"])
+        if do == "add":
+            return self.add_token()
+        if do == "remove":
+            return self.remove_token(self.query)
+        if do == "widths":
+            return self.set_widths(C=action.get("C"), d=action.get("d"))
+        if do == "dims":
+            return self.apply(dims=action["value"])
+        if do == "link":
+            return not apply_params(self, action["params"])
+        raise ValueError(f"unknown action {do!r}")
+
+    def as_data(self) -> dict:
+        """The selections as plain data (what static/explorer.js keeps as its state)."""
+        out = {"tokens": list(self.tokens)}
+        out.update({name: getattr(self, name).tolist() for name in ("X", "W_Q", "W_K", "W_V")})
+        out.update(self.options.as_dict())
+        out.update(query=self.query, dims=list(self.dims), preset=self.preset, message=self.message)
+        return out

@@ -12,6 +12,8 @@ preset's value):
     scale=1 mask=1 tied=0     the toggles (1/0, true/false, on/off)
     norm=softmax              softmax | raw | top1
     xscale=1                  the X multiplier
+    temp=1                    the softmax temperature τ
+    (the switches' keys come from core.options.SWITCHES)
     dims=0,1                  the value coordinates in the blend plot
 
 A malformed parameter is reported and left at its default; it never breaks
@@ -21,16 +23,17 @@ the page.  Pure functions, no Panel: the explorer does the reading and writing.
 from __future__ import annotations
 
 import math
+import re
 from urllib.parse import quote, unquote
 
 import numpy as np
 
-from core.attention import NORMALISERS
+from core.options import SWITCHES
 from core.presets import PRESETS
 
 MATRICES = {"X": "X", "WQ": "W_Q", "WK": "W_K", "WV": "W_V"}
-FLAGS = {"scale": "scaling", "mask": "causal", "tied": "tied_qk"}
 TRUE, FALSE = {"1", "true", "on", "yes"}, {"0", "false", "off", "no"}
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 MAX_PARAM = 4000  # characters; far more than 16 tokens × 6 numbers need
 
 
@@ -45,7 +48,7 @@ def encode_matrix(M) -> str:
 
 
 def decode_matrix(text: str) -> np.ndarray:
-    rows = [[float(v) for v in row.split(",")] for row in text.split(";")]
+    rows = [[_checked_float(v) for v in row.split(",")] for row in text.split(";")]
     if len({len(r) for r in rows}) != 1:
         raise ValueError("rows of different lengths")
     M = np.array(rows, dtype=float)
@@ -54,19 +57,25 @@ def decode_matrix(text: str) -> np.ndarray:
     return M
 
 
+def _checked_float(text: str) -> float:
+    x = _float(text)
+    if x is None:
+        raise ValueError(f"not a finite number: {text!r}")
+    return x
+
+
 def encode(state) -> dict[str, str]:
     """Every setting of a HeadState (or anything with the same attributes) as query parameters."""
     params = {
         "preset": state.preset or "custom",
         "tokens": ",".join(quote(t, safe="") for t in state.tokens),
         "query": state.tokens[state.query],
-        "scale": "1" if state.scaling else "0",
-        "mask": "1" if state.causal else "0",
-        "tied": "1" if state.tied_qk else "0",
-        "norm": state.normaliser,
-        "xscale": number(state.x_scale),
-        "dims": ",".join(str(k) for k in state.dims),
     }
+    for s in SWITCHES:
+        v = getattr(state, s.name)
+        text = ("1" if v else "0") if s.kind == "toggle" else v if s.kind == "choice" else number(v)
+        params[s.url_key] = text
+    params["dims"] = ",".join(str(k) for k in state.dims)
     for key, name in MATRICES.items():
         params[key] = encode_matrix(getattr(state, name))
     return params
@@ -111,27 +120,31 @@ def decode(params: dict) -> tuple[dict, list[str]]:
                 changes[name] = decode_matrix(raw[key])
             except ValueError:
                 bad(key, "is not a matrix of finite numbers (rows split by ';', entries by ',')")
-    for key, name in FLAGS.items():
-        text = (raw.get(key) or "").strip().lower()
-        if text in TRUE:
-            changes[name] = True
-        elif text in FALSE:
-            changes[name] = False
-        elif text:
-            bad(key, "should be 1 or 0")
-    if raw.get("norm"):
-        if raw["norm"] in NORMALISERS:
-            changes["normaliser"] = raw["norm"]
+    for s in SWITCHES:
+        key, text = s.url_key, raw.get(s.url_key)
+        if s.kind == "toggle":
+            text = (text or "").strip().lower()
+            if text in TRUE:
+                changes[s.name] = True
+            elif text in FALSE:
+                changes[s.name] = False
+            elif text:
+                bad(key, "should be 1 or 0")
+        elif not text:
+            continue
+        elif s.kind == "choice":
+            if text in s.choices:
+                changes[s.name] = text
+            else:
+                bad(key, f"should be one of {', '.join(s.choices)}")
         else:
-            bad("norm", f"should be one of {', '.join(NORMALISERS)}")
-    if raw.get("xscale"):
-        try:
-            x = float(raw["xscale"])
-            if not math.isfinite(x):
-                raise ValueError
-            changes["x_scale"] = x
-        except ValueError:
-            bad("xscale", "is not a finite number")
+            x = _float(text)
+            if x is None:
+                bad(key, "is not a finite number")
+            elif not s.low <= x <= s.high:
+                bad(key, f"should lie from {s.low:g} to {s.high:g}")
+            else:
+                changes[s.name] = x
     if raw.get("dims"):
         try:
             a, b = (int(k) for k in raw["dims"].split(","))
@@ -141,6 +154,15 @@ def decode(params: dict) -> tuple[dict, list[str]]:
     if raw.get("query"):
         changes["query_label"] = raw["query"]
     return changes, problems
+
+
+def _float(text: str) -> float | None:
+    """A finite number written in a link, or None.  Only plain decimal forms count, so that the
+    page's JavaScript reads exactly the same links (Python would also take '1_0' or 'nan')."""
+    if not NUMBER.fullmatch(text.strip()):
+        return None
+    x = float(text)
+    return x if math.isfinite(x) else None
 
 
 def resolve_query(query_label: str, labels) -> int | None:

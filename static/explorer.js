@@ -1,0 +1,619 @@
+/*
+ * The head explorer's logic in the browser, as pure functions: a port of widgets/state.py (HeadState:
+ * apply, the editor's actions, loading a preset), widgets/url_state.py (links) and
+ * widgets/intermediates.py (downloads).  Nothing here touches Bokeh or the page; static/explorer_page.js
+ * binds it to the Bokeh models.  tests/test_actions.py runs the same action sequences through Python and
+ * through this file and requires the same state, message and view data after every action.
+ *
+ *   const logic = HeadLogic.make(config);   // config: the JSON app/export.py writes (switches, limits, presets)
+ *   let state = logic.initial();            // config.start
+ *   state = logic.apply(state, {do: 'x', token: 3, component: 0, value: 0.5});
+ *   const view = logic.render(state);       // as widgets.viewdata.view_data
+ *
+ * A state is a plain object {tokens, X, W_Q, W_K, W_V, <one key per switch>, query, dims, preset, message};
+ * apply never changes the state it is given.  Plain ES2019; in a page it defines the global `HeadLogic`
+ * (after static/attention.js), in Node require() returns it.
+ */
+(function (root, factory) {
+  if (typeof module === 'object' && module.exports) module.exports = factory(require('./attention.js'));
+  else root.HeadLogic = factory(root.AttentionHead);
+})(typeof self !== 'undefined' ? self : this, function (AttentionHead) {
+  'use strict';
+
+  const { AttentionError } = AttentionHead;
+
+  // --- Python's way of writing values into messages ---------------------------------
+
+  function pad2(exp) {
+    const sign = exp < 0 ? '-' : '+';
+    const digits = String(Math.abs(exp));
+    return sign + (digits.length < 2 ? '0' + digits : digits);
+  }
+
+  /** repr(float(x)): shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
+  function floatRepr(x) {
+    if (Number.isNaN(x)) return 'nan';
+    if (x === Infinity) return 'inf';
+    if (x === -Infinity) return '-inf';
+    if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+    const sign = x < 0 ? '-' : '';
+    const [mant, e] = Math.abs(x).toExponential().split('e');
+    const exp = Number(e);
+    const digits = mant.replace('.', '');
+    if (exp < -4 || exp >= 16) {
+      const m = digits.length > 1 ? digits[0] + '.' + digits.slice(1) : digits;
+      return sign + m + 'e' + pad2(exp);
+    }
+    if (exp < 0) return sign + '0.' + '0'.repeat(-exp - 1) + digits;
+    if (digits.length <= exp + 1) return sign + digits + '0'.repeat(exp + 1 - digits.length) + '.0';
+    return sign + digits.slice(0, exp + 1) + '.' + digits.slice(exp + 1);
+  }
+
+  /** f"{x:g}": six significant digits, trailing zeros dropped, exponent form below 1e-4 and from 1e6. */
+  function formatG(x) {
+    if (Number.isNaN(x)) return 'nan';
+    if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
+    if (x === 0) return Object.is(x, -0) ? '-0' : '0';
+    const sign = x < 0 ? '-' : '';
+    const [mant, e] = Math.abs(x).toExponential(5).split('e');
+    const exp = Number(e);
+    const strip = (t) => (t.indexOf('.') >= 0 ? t.replace(/0+$/, '').replace(/\.$/, '') : t);
+    if (exp < -4 || exp >= 6) return sign + strip(mant) + 'e' + pad2(exp);
+    return sign + strip(Math.abs(x).toFixed(5 - exp));
+  }
+
+  /** repr() of what a control can send: None, a bool, a float or a string. */
+  function pyRepr(v) {
+    if (v === null || v === undefined) return 'None';
+    if (v === true) return 'True';
+    if (v === false) return 'False';
+    if (typeof v === 'number') return floatRepr(v);
+    const s = String(v);
+    const q = s.indexOf("'") >= 0 && s.indexOf('"') < 0 ? '"' : "'";
+    const body = s
+      .replace(/\\/g, '\\\\')
+      .replace(/\n/g, '\\n')
+      .replace(/\r/g, '\\r')
+      .replace(/\t/g, '\\t')
+      .split(q)
+      .join('\\' + q);
+    return q + body + q;
+  }
+
+  const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+  const SPECIAL_NUMBER = /^[+-]?(inf|infinity|nan)$/i;
+
+  /** Python's float(value) for what a control can send; null when Python would raise. */
+  function pyFloat(value) {
+    if (typeof value === 'boolean') return value ? 1 : 0;
+    if (typeof value === 'number') return value;
+    if (typeof value !== 'string') return null;
+    const t = value.trim();
+    if (PLAIN_NUMBER.test(t)) return Number(t);
+    if (SPECIAL_NUMBER.test(t)) {
+      const neg = t[0] === '-';
+      return /nan/i.test(t) ? NaN : neg ? -Infinity : Infinity;
+    }
+    return null;
+  }
+
+  const chars = (s) => Array.from(String(s));
+  const stripPy = (s) => String(s).replace(/^[\s\u001c-\u001f]+|[\s\u001c-\u001f]+$/g, '');
+
+  function make(config) {
+    const L = config.limits;
+    const SWITCHES = config.switches;
+    const SWITCH = Object.fromEntries(SWITCHES.map((s) => [s.name, s]));
+    const OPTION_NAMES = SWITCHES.map((s) => s.name);
+    const INPUTS = ['tokens', 'X', 'W_Q', 'W_K', 'W_V', ...OPTION_NAMES];
+    const PRESET_NAMES = Object.keys(config.presets);
+    const heads = new WeakMap(); // state → its head, computed once
+
+    // --- checks, with core.options' and widgets.state's messages ---------------------
+
+    function asFiniteNumber(name, value) {
+      const x = pyFloat(value);
+      if (x === null) throw new AttentionError(`${name} is ${pyRepr(value)}; expected a number`);
+      if (!Number.isFinite(x)) throw new AttentionError(`${name} is ${floatRepr(x)}; expected a finite number`);
+      if (Math.abs(x) > L.largest_entry) {
+        throw new AttentionError(`${name} is ${formatG(x)}; it must lie within ±${formatG(L.largest_entry)}`);
+      }
+      return x;
+    }
+
+    function checkOption(name, value) {
+      const s = SWITCH[name];
+      if (s.kind === 'toggle') return Boolean(value);
+      if (s.kind === 'choice') {
+        if (s.choices.indexOf(value) < 0) {
+          throw new AttentionError(`${name} is ${pyRepr(value)}; expected one of ${s.choices.join(', ')}`);
+        }
+        return value;
+      }
+      const x = asFiniteNumber(name, value);
+      if (!(s.low <= x && x <= s.high)) {
+        throw new AttentionError(
+          `${name} is ${formatG(x)}; expected a number from ${formatG(s.low)} to ${formatG(s.high)}`
+        );
+      }
+      return x;
+    }
+
+    function checkLabels(tokens) {
+      if (!Array.isArray(tokens)) throw new AttentionError('tokens must be a list of labels');
+      const labels = tokens.map(String);
+      if (!labels.length) throw new AttentionError('tokens is empty; a head needs at least one token');
+      if (labels.length > L.max_tokens) {
+        throw new AttentionError(`tokens has ${labels.length} labels; at most ${L.max_tokens} are allowed`);
+      }
+      labels.forEach((label, k) => {
+        if (!stripPy(label)) throw new AttentionError(`token ${k}'s label is empty`);
+        const n = chars(label).length;
+        if (n > L.max_label) {
+          throw new AttentionError(`token ${k}'s label is ${n} characters long; at most ${L.max_label}`);
+        }
+        if (labels.slice(0, k).indexOf(label) >= 0) {
+          throw new AttentionError(`the label '${label}' is used twice; each token needs its own`);
+        }
+      });
+      return labels;
+    }
+
+    function asWidth(name, value) {
+      const n = pyFloat(value);
+      const ok = n !== null && Number.isFinite(n) && Number.isInteger(n) && n >= 1 && n <= L.max_width;
+      if (!ok) {
+        throw new AttentionError(`${name} is ${pyRepr(value)}; expected a whole number from 1 to ${L.max_width}`);
+      }
+      return n;
+    }
+
+    function checkDims(dims, d) {
+      const ints = Array.isArray(dims) && dims.length === 2 ? dims.map(pyInt) : null;
+      if (!ints || ints.some((k) => k === null)) throw new AttentionError('dims must be two value coordinates');
+      for (const k of ints) {
+        if (!(k >= 0 && k < d)) throw new AttentionError(`value coordinate ${k} does not exist; d is ${d}`);
+      }
+      if (ints[0] === ints[1] && d > 1) {
+        throw new AttentionError('pick two different value coordinates for the blend plot');
+      }
+      return ints;
+    }
+
+    // --- the head of a state ------------------------------------------------------------
+
+    function options(v) {
+      return Object.fromEntries(OPTION_NAMES.map((n) => [n, v[n]]));
+    }
+
+    function compute(v) {
+      const labels = checkLabels(v.tokens);
+      const head = AttentionHead.attend(v.X, v.W_Q, v.W_K, v.W_V, options(v));
+      if (head.T !== labels.length) {
+        throw new AttentionError(`X has ${head.T} rows but there are ${labels.length} token labels`);
+      }
+      return head;
+    }
+
+    function headOf(state) {
+      let head = heads.get(state);
+      if (head === undefined) {
+        head = compute(state);
+        heads.set(state, head);
+      }
+      return head;
+    }
+
+    function refused(state, message) {
+      const next = Object.assign({}, state, { message });
+      if (heads.has(state)) heads.set(next, heads.get(state));
+      return next;
+    }
+
+    /** HeadState.apply: change inputs together; compute once; refuse (and say why) if the core does. */
+    function change(state, changes) {
+      let next, head;
+      try {
+        changes = Object.assign({}, changes);
+        for (const name of OPTION_NAMES) if (name in changes) changes[name] = checkOption(name, changes[name]);
+        for (const name of ['X', 'W_Q', 'W_K', 'W_V']) {
+          if (name in changes) changes[name] = changes[name].map((r) => Array.from(r, Number));
+        }
+        if ('tokens' in changes) changes.tokens = checkLabels(changes.tokens);
+        next = Object.assign({}, state, changes);
+        head = compute(next);
+        let query = 'query' in changes ? changes.query : state.query;
+        if (!(Number.isInteger(query) && query >= 0 && query < head.T)) {
+          if ('query' in changes) {
+            throw new AttentionError(`query is ${pyRepr(query)}; expected a token index from 0 to ${head.T - 1}`);
+          }
+          query = head.T - 1; // the old query fell off the end when tokens were removed
+        }
+        next.query = query;
+        if ('dims' in changes) next.dims = checkDims(changes.dims, head.d);
+        else if (head.d !== headOf(state).d) next.dims = [0, head.d > 1 ? 1 : 0];
+      } catch (err) {
+        if (!(err instanceof AttentionError)) throw err;
+        return refused(state, err.message);
+      }
+      if (!('preset' in changes) && Object.keys(changes).some((k) => k !== 'query' && k !== 'dims')) {
+        next.preset = '';
+      }
+      next.message = '';
+      heads.set(next, head);
+      return next;
+    }
+
+    function load(state, name) {
+      const p = config.presets[name];
+      if (p === undefined) {
+        return refused(state, `there is no preset called '${name}'; try one of ${PRESET_NAMES.join(', ')}`);
+      }
+      return change(state, Object.assign(
+        { tokens: p.tokens.slice(), X: p.X, W_Q: p.W_Q, W_K: p.W_K, W_V: p.W_V,
+          query: p.tokens.indexOf(p.query), preset: p.name },
+        p.options
+      ));
+    }
+
+    function resize(M, rows, cols) {
+      return Array.from({ length: rows }, (_, r) =>
+        Array.from({ length: cols }, (_, c) => (r < M.length && c < M[0].length ? M[r][c] : 0))
+      );
+    }
+
+    function setLabels(state, text) {
+      const labels = String(text).split(',').map(stripPy);
+      if (labels.length !== state.tokens.length) {
+        return refused(state, `that gives ${labels.length} labels for ${state.tokens.length} tokens; ` +
+          'use Add or Remove to change the count (labels cannot contain commas)');
+      }
+      return change(state, { tokens: labels });
+    }
+
+    function addToken(state) {
+      const n = state.tokens.length;
+      if (n >= L.edit_max_tokens) return refused(state, `the editor stops at ${L.edit_max_tokens} tokens`);
+      let k = n + 1;
+      while (state.tokens.indexOf(`t${k}`) >= 0) k++;
+      const X = state.X.map((r) => r.slice()).concat([state.X[0].map(() => 0)]);
+      return change(state, { tokens: state.tokens.concat([`t${k}`]), X });
+    }
+
+    function removeToken(state, index) {
+      const n = state.tokens.length;
+      if (n <= 1) return refused(state, 'a head needs at least one token');
+      index = index === undefined || index === null ? n - 1 : index;
+      const keep = state.tokens.map((_, k) => k).filter((k) => k !== index);
+      const query = state.query - (state.query > index ? 1 : 0);
+      return change(state, {
+        tokens: keep.map((k) => state.tokens[k]),
+        X: keep.map((k) => state.X[k].slice()),
+        query: Math.min(Math.max(query, 0), keep.length - 1),
+      });
+    }
+
+    function setWidths(state, C, d) {
+      try {
+        C = C === undefined || C === null ? state.X[0].length : asWidth('C', C);
+        d = d === undefined || d === null ? state.W_Q[0].length : asWidth('d', d);
+      } catch (err) {
+        return refused(state, err.message);
+      }
+      return change(state, {
+        X: resize(state.X, state.X.length, C),
+        W_Q: resize(state.W_Q, C, d),
+        W_K: resize(state.W_K, C, d),
+        W_V: resize(state.W_V, C, d),
+      });
+    }
+
+    function setEntry(state, name, field, row, col, value) {
+      let v;
+      try {
+        v = asFiniteNumber(field, value);
+      } catch (err) {
+        return refused(state, err.message);
+      }
+      const M = state[name].map((r) => r.slice());
+      M[row][col] = v;
+      return change(state, { [name]: M });
+    }
+
+    /**
+     * One user action → the next state.  Actions (as tests/test_actions.py's `act` in Python):
+     *   {do: 'x', token, component, value}   a slider           {do: 'query', index}
+     *   {do: 'option', name, value}          a switch           {do: 'preset', name}    {do: 'reset'}
+     *   {do: 'labels', text}  {do: 'add'}  {do: 'remove'}        the editor (remove takes the query token)
+     *   {do: 'widths', C?, d?}  {do: 'weight', name, row, col, value}  {do: 'dims', value: [a, b]}
+     *   {do: 'link', params}                 a link's parameters (widgets.url_state.apply_params)
+     */
+    function apply(state, action) {
+      switch (action.do) {
+        case 'x':
+          return setEntry(state, 'X', `${state.tokens[action.token]}[${action.component}]`,
+            action.token, action.component, action.value);
+        case 'weight':
+          return setEntry(state, action.name, `${action.name}[${action.row}, ${action.col}]`,
+            action.row, action.col, action.value);
+        case 'query':
+          return change(state, { query: action.index });
+        case 'option':
+          return change(state, { [action.name]: action.value });
+        case 'preset':
+          return load(state, action.name);
+        case 'reset':
+          return load(state, 'chapter');
+        case 'labels':
+          return setLabels(state, action.text);
+        case 'add':
+          return addToken(state);
+        case 'remove':
+          return removeToken(state, state.query);
+        case 'widths':
+          return setWidths(state, action.C, action.d);
+        case 'dims':
+          return change(state, { dims: action.value });
+        case 'link':
+          return applyLink(state, action.params);
+        default:
+          throw new Error(`unknown action ${JSON.stringify(action.do)}`);
+      }
+    }
+
+    /** As widgets.viewdata.view_data for the state's head, query and dims. */
+    function render(state) {
+      return AttentionHead.viewData(headOf(state), state.query, state.tokens, state.dims);
+    }
+
+    // --- links: widgets/url_state.py ------------------------------------------------------
+
+    const MATRICES = { X: 'X', WQ: 'W_Q', WK: 'W_K', WV: 'W_V' };
+    const TRUE = ['1', 'true', 'on', 'yes'];
+    const FALSE = ['0', 'false', 'off', 'no'];
+
+    function linkFloat(text) {
+      const t = text.trim();
+      if (!PLAIN_NUMBER.test(t)) return null;
+      const x = Number(t);
+      return Number.isFinite(x) ? x : null;
+    }
+
+    function decodeMatrix(text) {
+      const rows = text.split(';').map((row) => row.split(',').map((v) => {
+        const x = linkFloat(v);
+        if (x === null) throw new Error('not a finite number');
+        return x;
+      }));
+      if (new Set(rows.map((r) => r.length)).size !== 1) throw new Error('rows of different lengths');
+      return rows;
+    }
+
+    /** urllib.parse.unquote: %XX runs decoded as UTF-8 (bad bytes become U+FFFD), anything else kept. */
+    function unquote(text) {
+      return text.replace(/(%[0-9a-fA-F]{2})+/g, (run) => {
+        const bytes = new Uint8Array(run.length / 3);
+        for (let k = 0; k < bytes.length; k++) bytes[k] = parseInt(run.substr(3 * k + 1, 2), 16);
+        return new TextDecoder('utf-8').decode(bytes);
+      });
+    }
+
+    /** urllib.parse.quote(text, safe=""). */
+    function quote(text) {
+      return encodeURIComponent(text).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+    }
+
+    function pyInt(v) {
+      if (typeof v === 'number') return Number.isFinite(v) ? Math.trunc(v) + 0 : null;
+      const t = String(v).trim();
+      return /^[+-]?\d+$/.test(t) ? Number(t) + 0 : null;
+    }
+
+    /** widgets.url_state.decode: changes (in Python's order) and one problem per bad parameter. */
+    function decodeLink(params) {
+      const changes = {};
+      const problems = [];
+      const bad = (key, why) => problems.push(`the link's '${key}' ${why}, so it was left at its default`);
+      const raw = {};
+      for (const key of Object.keys(params)) {
+        let v = params[key];
+        if (Array.isArray(v)) v = v.length ? v[v.length - 1] : '';
+        raw[key] = v === null || v === undefined ? null : String(v);
+      }
+      for (const key of Object.keys(raw)) {
+        if (raw[key] !== null && chars(raw[key]).length > L.max_param) {
+          bad(key, `is over ${L.max_param} characters long`);
+          raw[key] = null;
+        }
+      }
+      const preset = raw.preset;
+      if (preset && preset !== config.custom) {
+        if (PRESET_NAMES.indexOf(preset) >= 0) changes.preset = preset;
+        else bad('preset', `names no preset ('${chars(preset).slice(0, 40).join('')}')`);
+      }
+      if (raw.tokens) changes.tokens = raw.tokens.split(',').map(unquote);
+      for (const [key, name] of Object.entries(MATRICES)) {
+        if (!raw[key]) continue;
+        try {
+          changes[name] = decodeMatrix(raw[key]);
+        } catch (err) {
+          bad(key, "is not a matrix of finite numbers (rows split by ';', entries by ',')");
+        }
+      }
+      for (const s of SWITCHES) {
+        const key = s.url_key;
+        let text = raw[key];
+        if (s.kind === 'toggle') {
+          text = stripPy(text || '').toLowerCase();
+          if (TRUE.indexOf(text) >= 0) changes[s.name] = true;
+          else if (FALSE.indexOf(text) >= 0) changes[s.name] = false;
+          else if (text) bad(key, 'should be 1 or 0');
+        } else if (!text) {
+          continue;
+        } else if (s.kind === 'choice') {
+          if (s.choices.indexOf(text) >= 0) changes[s.name] = text;
+          else bad(key, `should be one of ${s.choices.join(', ')}`);
+        } else {
+          const x = linkFloat(text);
+          if (x === null) bad(key, 'is not a finite number');
+          else if (!(s.low <= x && x <= s.high)) bad(key, `should lie from ${formatG(s.low)} to ${formatG(s.high)}`);
+          else changes[s.name] = x;
+        }
+      }
+      if (raw.dims) {
+        const parts = raw.dims.split(',').map(pyInt);
+        if (parts.length === 2 && parts.every((k) => k !== null)) changes.dims = parts;
+        else bad('dims', 'should be two whole numbers like 0,1');
+      }
+      if (raw.query) changes.query_label = raw.query;
+      return { changes, problems };
+    }
+
+    function resolveQuery(label, labels) {
+      const k = labels.indexOf(label);
+      if (k >= 0) return k;
+      const i = pyInt(label);
+      return i !== null && i >= 0 && i < labels.length ? i : null;
+    }
+
+    /** widgets.url_state.apply_params: a preset first, the rest on top, each part alone if they clash. */
+    function applyLink(state, params) {
+      const { changes, problems } = decodeLink(params);
+      if ('preset' in changes) {
+        state = load(state, changes.preset);
+        delete changes.preset;
+      }
+      const label = changes.query_label;
+      delete changes.query_label;
+      if (Object.keys(changes).length) {
+        const all = change(state, changes);
+        if (all.message) {
+          state = all;
+          for (const [key, v] of Object.entries(changes)) {
+            const one = change(state, { [key]: v });
+            state = one;
+            if (one.message) problems.push(`the link's setting for ${key} was refused: ${one.message}`);
+          }
+        } else {
+          state = all;
+        }
+      }
+      if (label !== undefined) {
+        const i = resolveQuery(label, state.tokens);
+        if (i === null) {
+          problems.push(`the link's 'query' names no token ('${chars(label).slice(0, 40).join('')}'), so it was left as is`);
+        } else {
+          state = change(state, { query: i });
+        }
+      }
+      return Object.assign({}, state, { message: problems.join('; ') });
+    }
+
+    /** widgets.url_state.number: repr without a trailing ".0". */
+    function linkNumber(x) {
+      const t = floatRepr(x);
+      return t.endsWith('.0') ? t.slice(0, -2) : t;
+    }
+
+    const encodeMatrix = (M) => M.map((row) => row.map(linkNumber).join(',')).join(';');
+
+    /** widgets.url_state.encode: every setting as link parameters, in the same order. */
+    function encodeLink(state) {
+      const params = {
+        preset: state.preset || config.custom,
+        tokens: state.tokens.map(quote).join(','),
+        query: state.tokens[state.query],
+      };
+      for (const s of SWITCHES) {
+        const v = state[s.name];
+        params[s.url_key] = s.kind === 'toggle' ? (v ? '1' : '0') : s.kind === 'choice' ? v : linkNumber(v);
+      }
+      params.dims = state.dims.join(',');
+      for (const [key, name] of Object.entries(MATRICES)) params[key] = encodeMatrix(state[name]);
+      return params;
+    }
+
+    // --- downloads: widgets/intermediates.py ------------------------------------------------
+
+    const TABLES = [
+      ['X', 'X', 'token', 'component'], ['W_Q', 'W_Q', 'component', 'dimension'],
+      ['W_K', 'W_K', 'component', 'dimension'], ['W_V', 'W_V', 'component', 'dimension'],
+      ['Q', 'Q', 'token', 'dimension'], ['K', 'K', 'token', 'dimension'], ['V', 'V', 'token', 'dimension'],
+      ['scores', 'scores', 'query', 'key'], ['scaled_masked', 'masked', 'query', 'key'],
+      ['weights', 'weights', 'query', 'key'], ['output', 'output', 'token', 'dimension'],
+    ];
+
+    function tables(state) {
+      const head = headOf(state);
+      const names = (kind) => (['token', 'query', 'key'].indexOf(kind) >= 0 ? state.tokens.slice()
+        : Array.from({ length: kind === 'component' ? head.C : head.d }, (_, k) => String(k)));
+      return TABLES.map(([name, attr, rk, ck]) => ({ name, M: head[attr], rows: names(rk), cols: names(ck), rk, ck }));
+    }
+
+    // A Python float in JSON, as json.dumps writes it; str() of a key or a string as json.dumps(ensure_ascii=False).
+    const Raw = function (text) { this.text = text; };
+    const jsonNumber = (v) => (Number.isFinite(v) ? new Raw(floatRepr(v)) : v < 0 ? '-inf' : 'inf');
+
+    function jsonString(s) {
+      return '"' + String(s).replace(/[\\"\u0000-\u001f]/g, (c) => {
+        const named = { '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+        return named[c] || '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0');
+      }) + '"';
+    }
+
+    /** json.dumps(value, indent=1, ensure_ascii=False). */
+    function pyJson(value, depth = 0) {
+      const pad = (n) => '\n' + ' '.repeat(n);
+      if (value instanceof Raw) return value.text;
+      if (value === null) return 'null';
+      if (value === true) return 'true';
+      if (value === false) return 'false';
+      if (typeof value === 'number') return floatRepr(value);
+      if (typeof value === 'string') return jsonString(value);
+      if (Array.isArray(value)) {
+        if (!value.length) return '[]';
+        return '[' + value.map((v) => pad(depth + 1) + pyJson(v, depth + 1)).join(',') + pad(depth) + ']';
+      }
+      const keys = Object.keys(value);
+      if (!keys.length) return '{}';
+      return '{' + keys.map((k) => pad(depth + 1) + jsonString(k) + ': ' + pyJson(value[k], depth + 1)).join(',') +
+        pad(depth) + '}';
+    }
+
+    function asJson(state) {
+      const opts = {};
+      for (const s of SWITCHES) opts[s.name] = s.kind === 'number' ? new Raw(floatRepr(state[s.name])) : state[s.name];
+      const matrices = {};
+      for (const t of tables(state)) {
+        matrices[t.name] = { rows: t.rows, columns: t.cols, row_kind: t.rk, column_kind: t.ck,
+          values: t.M.map((line) => line.map(jsonNumber)) };
+      }
+      return pyJson({ tokens: state.tokens.slice(), options: opts, matrices });
+    }
+
+    // csv.writer's defaults: quote a field only when it holds a comma, a quote or a line break; \r\n ends a row.
+    const csvField = (s) => (/[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s);
+
+    function asCsv(state) {
+      const lines = ['matrix,row,column,value'];
+      for (const t of tables(state)) {
+        t.M.forEach((line, i) => line.forEach((v, j) => {
+          lines.push([t.name, t.rows[i], t.cols[j], floatRepr(v)].map(csvField).join(','));
+        }));
+      }
+      return lines.join('\r\n') + '\r\n';
+    }
+
+    function initial() {
+      const s = Object.assign({ message: '' }, config.start);
+      heads.set(s, compute(s));
+      return s;
+    }
+
+    return {
+      initial, apply, render, headOf, decodeLink, applyLink, encodeLink, asJson, asCsv, checkOption,
+    };
+  }
+
+  return { make, floatRepr, formatG, pyRepr };
+});

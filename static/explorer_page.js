@@ -1,0 +1,410 @@
+/*
+ * The binding of the static page: user events → HeadLogic.apply → HeadLogic.render → the Bokeh models.
+ * It holds no logic of its own beyond writing view data into the models the Python page built
+ * (widgets/page.py, widgets/editor.py), as widgets/explorer.py does on the server.  Figures are built once;
+ * a new shape (tokens, C, d) changes their data, ranges and ticks, and only the sliders and the W grids,
+ * whose number depends on the shape, are made anew (from the classes of the ones Python made).
+ *
+ * app/export.py writes one JSON configuration (widgets/logic_config.py + model ids + view constants) and a
+ * document_ready callback that calls HeadExplorerPage.bind(document, config).  Needs static/attention.js
+ * and static/explorer.js before it.
+ */
+(function () {
+  'use strict';
+
+  const bound = [];
+
+  function shortLabel(label, width) {
+    const chars = Array.from(String(label));
+    return chars.length <= width ? chars.join('') : chars.slice(0, width - 1).join('') + '…';
+  }
+
+  const esc = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+
+  function column(source, name) {
+    return source.data instanceof Map ? source.data.get(name) : source.data[name];
+  }
+
+  function sameColumn(a, b) {
+    if (a === undefined || a === null || a.length !== b.length) return false;
+    for (let k = 0; k < b.length; k++) {
+      if (a[k] !== b[k] && !(Number.isNaN(a[k]) && Number.isNaN(b[k]))) return false;
+    }
+    return true;
+  }
+
+  function setData(source, value) {
+    source.data = source.data instanceof Map ? new Map(Object.entries(value)) : value;
+  }
+
+  // Write a source only when a column differs: each write re-indexes its glyphs and repaints the figure.
+  function updateSource(source, value) {
+    if (!Object.keys(value).every((k) => sameColumn(column(source, k), value[k]))) setData(source, value);
+  }
+
+  function setText(div, text) {
+    if (div.text !== text) div.text = text;
+  }
+
+  // The cells of a figure's matrices as one set of columns (widgets/matrix_plot.py side_by_side).
+  function sideBySide(cells, blocks, nCols, gap) {
+    const out = { x: [], y: [], value: [], text: [], row: [], col: [], matrix: [] };
+    blocks.forEach((name, k) => {
+      const c = cells[name];
+      const shift = k * (nCols + gap);
+      c.x.forEach((x) => { out.x.push(x + shift); out.matrix.push(name); });
+      for (const col of ['y', 'value', 'text', 'row', 'col']) out[col].push(...c[col]);
+    });
+    return out;
+  }
+
+  /** The link's parameters: the query string, then the #fragment on top (the last value of a key wins). */
+  function readLink(location) {
+    const params = {};
+    for (const part of [location.search, location.hash]) {
+      const text = (part || '').replace(/^[?#]/, '');
+      if (!text) continue;
+      for (const [k, v] of new URLSearchParams(text)) params[k] = v;
+    }
+    return params;
+  }
+
+  function bind(doc, config) {
+    performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
+    const logic = HeadLogic.make(config);
+    const V = config.view;
+    const get = (ref) => {
+      if (Array.isArray(ref)) return ref.map(get);
+      if (ref && typeof ref === 'object') {
+        if (Object.keys(ref).length === 1 && 'id' in ref) return doc.get_model_by_id(ref.id);
+        return Object.fromEntries(Object.entries(ref).map(([k, v]) => [k, get(v)]));
+      }
+      return ref;
+    };
+    const M = get(config.models);
+    const C_ = M.controls;
+    const E = M.editor;
+    const SWITCHES = config.switches;
+    let state = logic.initial();
+    let syncing = false;
+    const page = { doc, config, get state() { return state; }, dispatch, logic };
+    bound.push(page);
+
+    // --- state → figures -------------------------------------------------------------
+
+    const shapeOf = (s) => JSON.stringify([s.tokens, s.X[0].length, s.W_Q[0].length]);
+
+    function setAxes(plot, rows, cols) {
+      let colLabels;
+      if (plot.blocks.length === 1) {
+        colLabels = cols.map((c, i) => [i, shortLabel(c, V.axis_label_chars)]);
+      } else {  // Q[0], Q[1], K[0], …: each column says which matrix it belongs to
+        const step = cols.length + plot.gap;
+        colLabels = [];
+        plot.blocks.forEach((n, k) => cols.forEach((c, j) => colLabels.push([k * step + j, `${n}[${c}]`])));
+      }
+      const rowLabels = rows.map((r, i) => [i, shortLabel(r, V.axis_label_chars)]);
+      const longest = Math.max(0, ...colLabels.map(([, t]) => Array.from(t).length));
+      const fits = colLabels.length <= V.flat_up_to && longest <= V.fits_cell;
+      plot.xaxis.major_label_orientation = fits ? 0 : V.slant;
+      for (const [axis, labels] of [[plot.xaxis, colLabels], [plot.yaxis, rowLabels]]) {
+        axis.major_label_overrides = new Map(labels); // before the ticks, so no frame draws old labels
+        axis.ticker.ticks = labels.map(([k]) => k);
+      }
+    }
+
+    function showNumbers(plot, show) {
+      plot.numbers.visible = show;
+      plot.numbers.data_source = show ? plot.source : plot.no_numbers;
+      plot.cells_glyph.line_color = show ? V.cell_outline : null;
+    }
+
+    function paint(view, s, reshape) {
+      const T = s.tokens.length;
+      const d = s.W_Q[0].length;
+      const dims = Array.from({ length: d }, (_, k) => String(k));
+      for (const plot of Object.values(M.plots)) {
+        const [low, high] = view.limits[plot.blocks[0]];
+        if (plot.mapper.low !== low || plot.mapper.high !== high) {
+          plot.mapper.setv({ low, high });
+          plot.ink.setv({ low, high });
+        }
+        const cols = plot.square ? s.tokens : dims;
+        const cells = sideBySide(view.cells, plot.blocks, cols.length, plot.gap);
+        if (reshape) {
+          const span = plot.blocks.length * (cols.length + plot.gap) - plot.gap;
+          plot.x_range.setv({ start: -0.5, end: span - 0.5 });
+          plot.y_range.setv({ start: T - 0.5, end: -0.5 });
+          showNumbers(plot, Math.max(T, cols.length) <= V.numbers_up_to);
+          setAxes(plot, s.tokens, cols);
+          setData(plot.source, cells);
+        } else if (!sameColumn(column(plot.source, 'value'), cells.value) ||
+                   !sameColumn(column(plot.source, 'text'), cells.text)) {
+          const data = new Map(plot.source.data instanceof Map ? plot.source.data : Object.entries(plot.source.data));
+          data.set('value', cells.value);
+          data.set('text', cells.text);
+          plot.source.data = data;
+        }
+        if (plot.square) updateSource(plot.outline, view.outline);
+      }
+      const b = M.blend;
+      updateSource(b.values, view.blend.values);
+      updateSource(b.hull, view.blend.hull);
+      updateSource(b.output, view.blend.output);
+      updateSource(b.links, view.blend.links);
+      const [x0, x1, y0, y1] = view.bounds;
+      if (reshape || x0 < b.x_range.start || x1 > b.x_range.end || y0 < b.y_range.start || y1 > b.y_range.end) {
+        b.x_range.setv({ start: x0, end: x1 });
+        b.y_range.setv({ start: y0, end: y1 });
+      }
+      if (b.xaxis.axis_label !== view.blend.axes.x) b.xaxis.axis_label = view.blend.axes.x;
+      if (b.yaxis.axis_label !== view.blend.axes.y) b.yaxis.axis_label = view.blend.axes.y;
+      setText(M.steps, view.steps + view.checks); // widgets/page.py readout_html
+    }
+
+    // --- state → controls ------------------------------------------------------------
+
+    const SliderClass = M.controls.tokens.children[0].children[0].constructor;
+    const RowClass = M.controls.tokens.children[0].constructor;
+    const NumberClass = E.grids.W_Q.children[1].children[0].constructor;
+
+    function sliderRange(v) {
+      const t = Math.trunc(v);
+      return [Math.min(V.slider.low, t - (v < 0 ? 1 : 0)), Math.max(V.slider.high, t + (v > 0 ? 1 : 0))];
+    }
+
+    // widgets/controls.py TokenSliders.rebuild
+    function buildSliders(s) {
+      const titles = s.tokens.map((label) => shortLabel(label, V.slider.label_chars));
+      const longest = Math.max(0, ...titles.map((t) => Array.from(t).length));
+      const perRow = longest <= V.slider.three_a_row_up_to ? V.slider.per_row : V.slider.per_row - 1;
+      const rows = [];
+      const sliders = s.X.map((vector, t) => vector.map((v, c) => {
+        const [start, end] = sliderRange(v);
+        const slider = new SliderClass({
+          title: `${titles[t]}[${c}]`, value: v, start, end, step: V.slider.step,
+          width: Math.floor(V.slider.row_px / Math.min(vector.length, perRow)) - 6,
+          name: `x-${t}-${c}`, format: '0.00', tags: [t, c], css_classes: ['x-slider'],
+        });
+        wireSlider(slider, t, c);
+        return slider;
+      }));
+      for (const line of sliders) {
+        for (let k = 0; k < line.length; k += perRow) {
+          rows.push(new RowClass({ children: line.slice(k, k + perRow), css_classes: ['token-row'] }));
+        }
+      }
+      C_.tokens.children = rows;
+      page.sliders = sliders;
+    }
+
+    function buildGrid(name, W) {
+      const grid = E.grids[name];
+      const title = grid.children[0];
+      const cells = W.map((line, r) => line.map((v, c) => {
+        const box = new NumberClass({ value: v, mode: 'float', width: V.grid_width, name: `${name}-${r}-${c}`, tags: [r, c] });
+        wireEntry(box, name, r, c);
+        return box;
+      }));
+      grid.children = [title, ...cells.map((line) => new RowClass({ children: line }))];
+      page.grids[name] = cells;
+    }
+
+    function showSwitch(s, widget, value) {
+      if (s.kind === 'toggle') {
+        const on = Array.from(widget.active || []).indexOf(0) >= 0;
+        if (on !== value) widget.active = value ? [0] : [];
+      } else if (s.kind === 'choice') {
+        const k = s.choices.indexOf(value);
+        if (widget.active !== k) widget.active = k;
+      } else if (widget.value !== value) {
+        widget.value = value;
+      }
+    }
+
+    function syncControls(s, old) {
+      syncing = true;
+      try {
+        const newTokens = !old || JSON.stringify(old.tokens) !== JSON.stringify(s.tokens);
+        const newC = !old || old.X[0].length !== s.X[0].length;
+        if (newTokens || newC) {
+          buildSliders(s);
+        } else {
+          page.sliders.forEach((line, t) => line.forEach((slider, k) => {
+            const x = s.X[t][k];
+            const [start, end] = sliderRange(x);
+            const change = {};
+            if (slider.start !== start) change.start = start;
+            if (slider.end !== end) change.end = end;
+            if (slider.value !== x) change.value = x;
+            if (Object.keys(change).length) slider.setv(change);
+          }));
+        }
+        if (newTokens) C_.query.options = s.tokens.map((label, k) => [String(k), String(label)]);
+        if (C_.query.value !== String(s.query)) C_.query.value = String(s.query);
+        for (const sw of SWITCHES) showSwitch(sw, C_.switches[sw.name], s[sw.name]);
+        const preset = s.preset || config.custom;
+        if (C_.preset.value !== preset) C_.preset.value = preset;
+        const note = config.notes[s.preset];
+        setText(C_.note, note !== undefined ? note : config.notes['']);
+        // the editor
+        const labels = s.tokens.join(', ');
+        if (E.labels.value !== labels) E.labels.value = labels;
+        const C = s.X[0].length;
+        const d = s.W_Q[0].length;
+        if (E.C.value !== C) E.C.value = C;
+        if (E.d.value !== d) E.d.value = d;
+        for (const name of ['W_Q', 'W_K', 'W_V']) {
+          const W = s[name];
+          const cells = page.grids[name];
+          if (!cells || cells.length !== W.length || cells[0].length !== W[0].length) buildGrid(name, W);
+          else cells.forEach((line, r) => line.forEach((box, c) => { if (box.value !== W[r][c]) box.value = W[r][c]; }));
+        }
+        const options = Array.from({ length: d }, (_, k) => String(k));
+        for (const [select, k] of [[E.dim_x, 0], [E.dim_y, 1]]) {
+          if (JSON.stringify(select.options) !== JSON.stringify(options)) select.options = options;
+          if (select.value !== String(s.dims[k])) select.value = String(s.dims[k]);
+          if (select.disabled !== d <= 2) select.disabled = d <= 2;
+        }
+        setText(E.dims_note, d > 2 ? `d = ${d}: the blend plot shows two of the ${d} value coordinates, chosen above.`
+          : d === 1 ? 'd = 1: the blend plot puts every value on one line.' : '');
+        const markup = s.message ? `<div class="alert">${esc(s.message)}</div>` : '';
+        setText(C_.message, markup);
+        setText(E.message, markup);
+      } finally {
+        syncing = false;
+      }
+    }
+
+    // --- the link in the address bar ------------------------------------------------
+
+    // Only the first explorer on a page owns its address: two pasted fragments would overwrite each other's.
+    const ownsLink = () => config.link && bound[0] === page;
+
+    function writeLink() {
+      if (!ownsLink()) return;
+      try {
+        const hash = '#' + new URLSearchParams(logic.encodeLink(state)).toString();
+        if (window.location.hash !== hash) window.history.replaceState(null, '', hash);
+      } catch (err) {
+        // a sandboxed frame may refuse; the page still works
+      }
+    }
+
+    // --- events → state ---------------------------------------------------------------
+
+    const inputsOf = (s) => JSON.stringify(Object.assign({}, s, { message: '' }));
+
+    function show(next, old, { link = true } = {}) {
+      state = next;
+      if (inputsOf(next) !== inputsOf(old)) {
+        const reshape = shapeOf(next) !== shapeOf(old);
+        paint(logic.render(next), next, reshape);
+      }
+      syncControls(next, old);
+      if (link) writeLink();
+    }
+
+    function dispatch(action, options) {
+      try {
+        show(logic.apply(state, action), state, options);
+      } catch (err) { // a bug must not break the page: say so, keep the last state
+        console.error(err);
+        show(Object.assign({}, state, { message: `That change could not be applied (${err && err.name ? err.name : 'Error'}).` }), state);
+      }
+    }
+
+    const on = (model, prop, handler) => model.connect(model.properties[prop].change, () => {
+      if (!syncing) handler(model[prop]);
+    });
+
+    function needsNumber(field, handler) {
+      return (value) => {
+        if (value === null || value === undefined) {
+          show(Object.assign({}, state, { message: `${field} needs a number; kept the last one.` }), state);
+        } else {
+          handler(value);
+        }
+      };
+    }
+
+    function wireSlider(slider, t, c) {
+      on(slider, 'value', (value) => {
+        if (value !== state.X[t][c]) dispatch({ do: 'x', token: t, component: c, value }, { link: false });
+      });
+      on(slider, 'value_throttled', () => writeLink());
+    }
+
+    function wireEntry(box, name, r, c) {
+      on(box, 'value', needsNumber(`${name}[${r}, ${c}]`, (value) => {
+        if (value !== state[name][r][c]) dispatch({ do: 'weight', name, row: r, col: c, value });
+      }));
+    }
+
+    on(C_.query, 'value', (value) => {
+      const i = parseInt(value, 10);
+      if (i !== state.query) dispatch({ do: 'query', index: i });
+    });
+    for (const sw of SWITCHES) {
+      const widget = C_.switches[sw.name];
+      if (sw.kind === 'toggle') {
+        on(widget, 'active', (active) => dispatch({ do: 'option', name: sw.name, value: Array.from(active || []).indexOf(0) >= 0 }));
+      } else if (sw.kind === 'choice') {
+        on(widget, 'active', (k) => dispatch({ do: 'option', name: sw.name, value: sw.choices[k] }));
+      } else {
+        on(widget, 'value', needsNumber(sw.label, (value) => {
+          if (value !== state[sw.name]) dispatch({ do: 'option', name: sw.name, value }, { link: !sw.slider });
+        }));
+        if (sw.slider) on(widget, 'value_throttled', () => writeLink());
+      }
+    }
+    on(C_.preset, 'value', (name) => {
+      if (name !== config.custom && name !== state.preset) dispatch({ do: 'preset', name });
+    });
+    C_.reset.on_event('button_click', () => dispatch({ do: 'reset' }));
+    on(E.labels, 'value', (text) => dispatch({ do: 'labels', text }));
+    E.add.on_event('button_click', () => dispatch({ do: 'add' }));
+    E.remove.on_event('button_click', () => dispatch({ do: 'remove' }));
+    on(E.C, 'value', needsNumber('C', (C) => { if (C !== state.X[0].length) dispatch({ do: 'widths', C }); }));
+    on(E.d, 'value', needsNumber('d', (d) => { if (d !== state.W_Q[0].length) dispatch({ do: 'widths', d }); }));
+    on(E.dim_x, 'value', (v) => dispatch({ do: 'dims', value: [parseInt(v, 10), state.dims[1]] }));
+    on(E.dim_y, 'value', (v) => dispatch({ do: 'dims', value: [state.dims[0], parseInt(v, 10)] }));
+
+    function download(text, filename, type) {
+      const url = URL.createObjectURL(new Blob([text], { type }));
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = filename;
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+    }
+    M.downloads.json.on_event('button_click', () => download(logic.asJson(state), 'attention-head.json', 'application/json'));
+    M.downloads.csv.on_event('button_click', () => download(logic.asCsv(state), 'attention-head.csv', 'text/csv'));
+
+    // The sliders and grids Python made get the same wiring as the ones made here.
+    page.sliders = [];
+    page.grids = {};
+    for (const slider of C_.tokens.children.flatMap((row) => row.children)) {
+      const [t, c] = slider.tags;
+      (page.sliders[t] = page.sliders[t] || [])[c] = slider;
+      wireSlider(slider, t, c);
+    }
+    for (const name of ['W_Q', 'W_K', 'W_V']) {
+      page.grids[name] = E.grids[name].children.slice(1).map((row) => row.children);
+      page.grids[name].forEach((line) => line.forEach((box) => wireEntry(box, name, box.tags[0], box.tags[1])));
+    }
+
+    // A link opens the head it names (the page starts on config.start without one).
+    const params = ownsLink() ? readLink(window.location) : {};
+    if (Object.keys(params).length) dispatch({ do: 'link', params });
+    else syncControls(state, state);
+    page.ready = true;
+    performance.mark('head-bind-end');
+    return page;
+  }
+
+  window.HeadExplorerPage = { bind, pages: bound, readLink };
+})();

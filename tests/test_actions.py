@@ -1,0 +1,365 @@
+"""Action-sequence parity: the served app's logic (HeadState + widgets.viewdata) and the page's
+(static/explorer.js) take the same user actions to the same states, messages and view data.
+
+Hypothesis draws the sequences (sliders, query picks, every switch of core.options.SWITCHES, presets,
+label edits, adding and removing tokens, C and d, W entries, the blend plot's dims, links, and refused
+inputs: NaN, ±inf, text, 1e308, empty and repeated labels, a 17th token).  Python runs each action on a
+HeadState, turning its drawn indices into ones that fit the state at that moment, and records the
+concrete action; all sequences then go to one Node process (tests/action_driver.js) in one batch.
+After every action the state and message must be equal (numbers to 1e-9) and every piece of view
+data too (numbers to 1e-9, text exactly).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from core.options import SWITCHES
+from core.presets import PRESETS
+from tests.test_parity import decode_hook, encode, mismatches
+from widgets.logic_config import logic_config
+from widgets.state import HeadState
+from widgets.viewdata import view_data
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS logic cannot be run")
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER = ROOT / "tests" / "action_driver.js"
+N_SEQUENCES = 500
+MIN_ACTIONS = 20
+BATCH = 125
+
+REFUSED_NUMBERS = (math.nan, math.inf, -math.inf, 1e308, -1e308, 1e101, "abc", "", None, "1.2.3")
+LABELS = (
+    "The",
+    "cat",
+    "sat",
+    "it",
+    "mat",
+    "was",
+    "<img src=x onerror=alert(1)>",
+    '"q"',
+    "it's",
+    "a & b",
+    "é",
+    "∞",
+    "x" * 41,
+    "",
+    "  ",
+)
+
+number = st.one_of(
+    st.integers(-300, 300).map(lambda k: k / 100),
+    st.sampled_from((0.0, 1.0, -1.0, 2.5, 1e-7, 123.456, "1.5", " -0.25 ")),
+    st.sampled_from(REFUSED_NUMBERS),
+)
+index = st.integers(0, 15)
+coordinate = st.integers(-1, 6)
+
+
+def option_action(s):
+    if s.kind == "toggle":
+        values = st.booleans()
+    elif s.kind == "choice":
+        values = st.sampled_from((*s.choices, "max"))
+    else:
+        inside = st.integers(int(s.low * 100) if s.low > -1e6 else -400, 400).map(lambda k: k / 100)
+        values = st.one_of(inside, st.sampled_from((0.0, -1.0, 6.0, 1e6, s.low, *REFUSED_NUMBERS)))
+    return st.fixed_dictionaries({"do": st.just("option"), "name": st.just(s.name), "value": values})
+
+
+SIXTEEN = {
+    "tokens": ",".join(f"w{k}" for k in range(16)),
+    "X": ";".join(",".join(str((k * 7 + c) % 5 - 2) for c in range(3)) for k in range(16)),
+}
+LINKS = (
+    {"preset": "tired"},
+    {"preset": "temperature-low", "query": "cat"},
+    {"temp": "0.5", "mask": "0"},
+    {"temp": "9"},
+    {"X": "1,2;3,4"},
+    {"norm": "bogus", "scale": "maybe"},
+    {"query": "cat"},
+    {"query": "nobody"},
+    {"tokens": "a,b,c,d", "dims": "1,0"},
+    {"xscale": "abc", "dims": "x"},
+    {"tokens": "%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E,%22q%22,a%20%26%20b,it"},
+    {"preset": "nope", "WQ": "1,0;0,1;1,1"},
+    {"tokens": "a,a,b,c"},
+    {**SIXTEEN, "preset": "custom", "query": "15"},
+)
+
+# Links drawn part by part: every key the served app reads, with good and malformed values.
+LINK_VALUES = (
+    "1",
+    "0",
+    "yes",
+    "maybe",
+    "",
+    "softmax",
+    "top1",
+    "bad",
+    "0.5",
+    "2",
+    "9",
+    "-1",
+    "1e400",
+    "nan",
+    "0,1",
+    "2,0",
+    "1,1",
+    "x",
+    "1,0,0;0,1,0;0,0,1;0.2,0.3,0",
+    "1,2;3",
+    "a,b,c,d",
+    "The,cat,sat,it",
+    "%3Cb%3E,x,y,z",
+    "tired",
+    "chapter",
+    "cat",
+    "3",
+    "7",
+    "custom",
+)
+LINK_KEYS = ("preset", "tokens", "X", "WQ", "WK", "WV", "query", "dims", *(s.url_key for s in SWITCHES))
+drawn_link = st.dictionaries(st.sampled_from(LINK_KEYS), st.sampled_from(LINK_VALUES), max_size=5)
+
+action = st.one_of(
+    st.fixed_dictionaries({"do": st.just("x"), "token": index, "component": index, "value": number}),
+    st.fixed_dictionaries({"do": st.just("x"), "token": index, "component": index, "value": number}),
+    st.fixed_dictionaries({"do": st.just("query"), "index": index}),
+    *(option_action(s) for s in SWITCHES),
+    st.fixed_dictionaries({"do": st.just("preset"), "name": st.sampled_from((*PRESETS, "nope"))}),
+    st.just({"do": "reset"}),
+    st.fixed_dictionaries(
+        {
+            "do": st.just("labels"),
+            "labels": st.lists(st.sampled_from(LABELS), min_size=16, max_size=16),
+            "count": st.sampled_from((0, 0, 0, 1, -1)),
+        }
+    ),
+    st.just({"do": "add"}),
+    st.just({"do": "add"}),
+    st.just({"do": "remove"}),
+    st.fixed_dictionaries(
+        {
+            "do": st.just("widths"),
+            "which": st.sampled_from(("C", "d")),
+            "value": st.sampled_from((1.0, 2.0, 3.0, 4.0, 6.0, 0.0, 7.0, 2.5, math.nan, math.inf, "x", None)),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "do": st.just("weight"),
+            "name": st.sampled_from(("W_Q", "W_K", "W_V")),
+            "row": index,
+            "col": index,
+            "value": number,
+        }
+    ),
+    st.fixed_dictionaries({"do": st.just("dims"), "value": st.lists(coordinate, min_size=2, max_size=2)}),
+    st.fixed_dictionaries({"do": st.just("link"), "params": st.sampled_from(LINKS)}),
+    st.fixed_dictionaries({"do": st.just("link"), "params": drawn_link}),
+)
+sequence = st.lists(action, min_size=MIN_ACTIONS, max_size=MIN_ACTIONS)
+
+
+def concrete(a: dict, s: HeadState) -> dict:
+    """The drawn action with its indices made to fit the state it meets (as the page's controls would)."""
+    T, C, d = s.head.T, s.head.C, s.head.d
+    if a["do"] == "x":
+        return {**a, "token": a["token"] % T, "component": a["component"] % C}
+    if a["do"] == "query":
+        return {**a, "index": a["index"] % T}
+    if a["do"] == "weight":
+        return {**a, "row": a["row"] % C, "col": a["col"] % d}
+    if a["do"] == "labels":
+        n = max(1, T + a["count"])
+        return {"do": "labels", "text": ", ".join(a["labels"][:n])}
+    if a["do"] == "widths":
+        return {"do": "widths", a["which"]: a["value"]}
+    return a
+
+
+def draw_sequences(n: int) -> list[list[dict]]:
+    drawn: list = []
+
+    @settings(
+        max_examples=n,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(sequence)
+    def collect(actions):
+        drawn.append(actions)
+
+    collect()
+    return drawn
+
+
+def python_run(actions: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Concrete actions and, after each, the state and view data, from HeadState and viewdata."""
+    s = HeadState()
+    done, seen, before = [], [], None
+    for a in actions:
+        a = concrete(a, s)
+        s.act(a)
+        done.append(a)
+        state = s.as_data()
+        inputs = {**state, "message": ""}
+        # A refused action leaves every input as it was: its view is the one before (sent as None).
+        view = None if inputs == before else view_data(s.head, s.query, s.labels, s.dims)
+        before = inputs
+        seen.append({"state": state, "view": canonical(view)})
+    return done, seen
+
+
+def start_node(sequences: list[list[dict]]) -> subprocess.Popen:
+    """Node replaying a batch, started at once so it runs while Python works on the next batch."""
+    proc = subprocess.Popen(
+        [NODE, str(DRIVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    batch = {"config": logic_config(), "sequences": sequences}
+    proc.stdin.write(json.dumps(encode(batch), allow_nan=False))
+    proc.stdin.close()
+    return proc
+
+
+def results(proc: subprocess.Popen) -> list:
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 0, f"node failed:\n{err[-3000:]}"
+    return json.loads(out, object_hook=nan_hook)
+
+
+def run_node(sequences: list[list[dict]]) -> list:
+    return results(start_node(sequences))
+
+
+NUMBER_TEXT = re.compile(r"(-?\d+\.(\d+)(?:e[+-]\d+)?)")
+
+
+def rounding_tie(a: str, b: str) -> bool:
+    """Texts equal but for numbers one unit apart in their last shown digit: a value on a rounding
+    boundary (1.125 → "1.12" or "1.13") that numpy's matrix product and the port's loop reach from either
+    side.  The values themselves are compared to 1e-9 elsewhere in the view data."""
+    pa, pb = NUMBER_TEXT.split(a), NUMBER_TEXT.split(b)
+    if len(pa) != len(pb):
+        return False
+    for k, (x, y) in enumerate(zip(pa, pb)):
+        if k % 3 == 0 and x != y:
+            return False
+        if k % 3 == 1 and x != y:
+            unit = 10.0 ** -len(pa[k + 1]) * (10.0 ** int(x.split("e")[1]) if "e" in x else 1.0)
+            if len(pa[k + 1]) != len(pb[k + 1]) or abs(float(x) - float(y)) > unit * 1.001:
+                return False
+    return True
+
+
+def forgive_ties(py, js):
+    """js with every string that differs from py's only by a rounding tie replaced by py's."""
+    if isinstance(py, dict) and isinstance(js, dict):
+        return {k: forgive_ties(py.get(k), v) for k, v in js.items()}
+    if isinstance(py, list) and isinstance(js, list) and len(py) == len(js):
+        return [forgive_ties(a, b) for a, b in zip(py, js)]
+    if isinstance(py, str) and isinstance(js, str) and py != js and rounding_tie(py, js):
+        return py
+    return js
+
+
+NAN = float("nan")
+
+
+def canonical(view: dict | None) -> dict | None:
+    """Python's view data in the shapes JSON gives back (lists for tuples, one NaN object for every NaN),
+    so an exact `==` can settle most steps at C speed before the slower walk that explains a difference."""
+    if view is None:
+        return None
+    out = dict(view)
+    out["cells"] = {
+        name: {**cells, "value": [NAN if v != v else v for v in cells["value"]]}
+        for name, cells in view["cells"].items()
+    }
+    out["limits"] = {name: list(v) for name, v in view["limits"].items()}
+    out["bounds"] = list(view["bounds"])
+    return out
+
+
+def nan_hook(d: dict):
+    return NAN if d.keys() == {"$f"} and d["$f"] == "NaN" else decode_hook(d)
+
+
+def sorted_keys(d: dict) -> dict:
+    return {k: d[k] for k in sorted(d)}
+
+
+def test_python_and_javascript_take_every_action_sequence_to_the_same_page():
+    drawn = draw_sequences(N_SEQUENCES)
+    assert len(drawn) >= N_SEQUENCES and all(len(a) >= MIN_ACTIONS for a in drawn)
+    # In batches: Node replays one batch while Python runs the next (the machine has two cores).
+    runs, nodes = [], []
+    for k in range(0, len(drawn), BATCH):
+        batch = [python_run(actions) for actions in drawn[k : k + BATCH]]
+        runs += batch
+        nodes.append(start_node([done for done, _ in batch]))
+    js = [seq for proc in nodes for seq in results(proc)]
+    kinds, refused = set(), 0
+    for k, ((done, seen), js_seen) in enumerate(zip(runs, js)):
+        for step, (a, py, got) in enumerate(zip(done, seen, js_seen)):
+            where = f"sequence {k} step {step} {a!r}"
+            assert "error" not in got, f"{where}: JS threw {got['error']}"
+            if py["state"] != got["state"] or py["view"] != got["view"]:  # else equal, bit for bit
+                found = mismatches(sorted_keys(py["state"]), sorted_keys(got["state"]), f"{where} state")
+                found += mismatches(py["view"], forgive_ties(py["view"], got["view"]), f"{where} view")
+                assert not found, "\n".join(found[:10]) + f"\nactions so far: {done[: step + 1]!r}"
+            kinds.add(a["do"] if a["do"] != "option" else a["name"])
+            refused += bool(py["state"]["message"])
+    # The draw reached every kind of action, every switch, and many refusals.
+    assert kinds >= {
+        "x",
+        "query",
+        "preset",
+        "reset",
+        "labels",
+        "add",
+        "remove",
+        "widths",
+        "weight",
+        "dims",
+        "link",
+        *(s.name for s in SWITCHES),
+    }
+    assert refused > N_SEQUENCES
+
+
+def test_refusals_say_the_same_thing_in_both():
+    """A few refusals by hand, each with the message the served page shows."""
+    cases = [
+        [{"do": "x", "token": 3, "component": 0, "value": math.nan}],
+        [{"do": "x", "token": 3, "component": 0, "value": "abc"}],
+        [{"do": "x", "token": 3, "component": 0, "value": 1e308}],
+        [{"do": "option", "name": "temperature", "value": 0.0}],
+        [{"do": "labels", "text": "The, cat, , it"}],
+        [{"do": "labels", "text": "The, cat, cat, it"}],
+        [{"do": "link", "params": SIXTEEN}, {"do": "add"}],
+        [{"do": "widths", "C": math.inf}],
+    ]
+    js = run_node(cases)
+    for actions, got in zip(cases, js):
+        s = HeadState()
+        for a in actions:
+            s.act(a)
+        assert s.message and got[-1]["state"]["message"] == s.message
+    assert js[-2][-1]["state"]["message"] == "the editor stops at 16 tokens"

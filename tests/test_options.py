@@ -1,0 +1,93 @@
+"""core.options: one table of switches drives the controls, links, command line, trace, downloads and page.
+
+Each test walks SWITCHES, so a new row that some consumer misses fails here, not in a student's page.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.attention import AttentionError, exp
+from core.one_head_by_hand import build_parser, configure
+from core.options import OPTION_NAMES, SWITCHES, Options, check_option
+from core.presets import CHAPTER
+from core.trace import trace
+from widgets.controls import ABLATION_NOTES, HeadControls
+from widgets.intermediates import as_json
+from widgets.logic_config import logic_config
+from widgets.state import HeadState
+from widgets.url_state import decode, encode
+
+ROOT = Path(__file__).resolve().parents[1]
+FLIPPED = {"toggle": None, "choice": "top1", "number": 0.5}
+
+
+def flipped(s):
+    return (not s.default) if s.kind == "toggle" else FLIPPED[s.kind]
+
+
+def test_every_option_has_one_row_and_every_consumer_reads_it():
+    assert tuple(s.name for s in SWITCHES) == OPTION_NAMES
+    controls = HeadControls(CHAPTER.tokens, CHAPTER.X, query=3)
+    state = HeadState()
+    config = logic_config(state)
+    assert [s["name"] for s in config["switches"]] == list(OPTION_NAMES)
+    for s in SWITCHES:
+        assert s.name in controls.switches  # a control on both pages (the export uses the same controls)
+        assert s.flipped in ABLATION_NOTES  # a "what to look for" note
+        assert state.apply(**{s.name: flipped(s)}), state.message
+        params = encode(state)
+        assert s.url_key in params  # a link key, read back as the same value
+        changes, problems = decode({s.url_key: params[s.url_key]})
+        assert problems == [] and changes == {s.name: flipped(s)}
+        assert json.loads(as_json(state.head, state.labels))["options"][s.name] == flipped(s)  # downloads
+        state.reset()
+
+
+@pytest.mark.parametrize("s", SWITCHES, ids=lambda s: s.name)
+def test_every_switch_has_a_command_line_flag(s):
+    if s.kind == "toggle":
+        args = [s.cli_flag]
+    else:
+        args = [s.cli_flag, str(flipped(s))]
+    preset = configure(build_parser().parse_args(args))
+    assert getattr(preset.options, s.name) == flipped(s)
+
+
+def test_temperature_is_refused_outside_its_limits_and_traced_inside():
+    for bad in (0.0, -1.0, 6.0, float("nan"), "warm"):
+        with pytest.raises(AttentionError, match="temperature"):
+            check_option("temperature", bad)
+    head = CHAPTER.with_options(temperature=0.5).head()
+    lines = trace(head, 3, CHAPTER.tokens).steps[2].lines
+    assert lines[1] == "divide by the temperature τ = 0.50: [0.42, 3.39, 0.57, 1.10]"
+    assert np.allclose(head.scaled, CHAPTER.head().scaled / 0.5, rtol=0, atol=1e-15)
+    assert len(trace(CHAPTER.head(), 3, CHAPTER.tokens).steps[2].lines) == 1  # τ = 1: the chapter's trace
+    assert Options().replace(temperature=2) == Options(temperature=2.0)
+
+
+def test_exp_is_bit_for_bit_the_same_in_numpy_and_javascript():
+    """The head's exp (fdlibm's steps) gives the browser the same bits, so downloads match byte for byte."""
+    x = np.concatenate([np.linspace(-760, 715, 20001), np.random.default_rng(3).normal(size=20000) * 8])
+    code = (
+        "const A = require('./static/attention.js');"
+        "const x = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "process.stdout.write(JSON.stringify(x.map(A.exp).map(v => Number.isFinite(v) ? v : String(v))));"
+    )
+    out = subprocess.run(
+        ["node", "-e", code],
+        input=json.dumps(x.tolist()),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    js = np.array([float(v) for v in json.loads(out.stdout)])
+    assert np.array_equal(js, exp(x))
+    ok = (x > -700) & (x < 700)
+    assert np.allclose(exp(x[ok]), np.exp(x[ok]), rtol=4e-16, atol=0)  # and it is e^x to within an ulp
