@@ -29,10 +29,10 @@ from core.cost import (
 from core.cost import (
     PRESETS as COST_PRESETS,
 )
+from core.options import SWITCHES
 from core.presets import CHAPTER, PRESETS
 from core.saturation import DEFAULT_WIDTHS, saturation_point
 from core.trace import fmt, trace
-from core.options import SWITCHES
 from widgets.controls import preset_note
 from widgets.cost_viewdata import readout_html as cost_readout
 from widgets.saturation_state import SaturationSettings
