@@ -17,6 +17,7 @@ from bokeh.models import (
     Range1d,
     Rect,
     Text,
+    Title,
 )
 from bokeh.palettes import Blues256, RdBu11
 from bokeh.plotting import figure
@@ -45,6 +46,35 @@ BORDERS_W, BORDERS_H = 130, 80
 FLAT_UP_TO = 8
 LABEL_FITS_CELL = 6  # characters
 SLANT = 0.9
+
+# Titles: a short bold title and a plain subtitle under it, each on one line. Bokeh clips a title at
+# the canvas edge, so a figure is made wide enough for its longest title line (estimated from these
+# per-character widths, generous for the sans-serif fonts Chromium and Firefox fall back to).
+TITLE_FONT, SUBTITLE_FONT = "13px", "12px"
+TITLE_PX_PER_CHAR, SUBTITLE_PX_PER_CHAR = 8.5, 7.2
+# Right of the frame a title may also use: the colour bar's room (narrowest case) and the toolbar.
+RIGHT_OF_FRAME = 50
+
+
+def titled(fig, title: str, subtitle: str = "") -> None:
+    """Put a title, and a subtitle under it, above a figure (farther from the frame than its x axis)."""
+    if subtitle:
+        fig.add_layout(
+            Title(
+                text=subtitle,
+                text_font_size=SUBTITLE_FONT,
+                text_font_style="normal",
+                text_color="#444444",
+                standoff=2,
+            ),
+            "above",
+        )
+    fig.add_layout(Title(text=title, text_font_size=TITLE_FONT, standoff=2 if subtitle else 8), "above")
+
+
+def title_px(title: str, subtitle: str = "") -> int:
+    """How wide the longest title line is expected to be, in CSS pixels."""
+    return int(max(len(title) * TITLE_PX_PER_CHAR, len(subtitle) * SUBTITLE_PX_PER_CHAR))
 
 
 # From this many cells on, a column of numbers goes to the browser as a binary buffer.  Each buffer
@@ -96,6 +126,7 @@ class MatrixPlot:
         row_axis: str = "query",
         col_axis: str = "key",
         max_px: int = 420,
+        subtitle: str = "",
     ):
         self.kind = kind
         n_rows, n_cols = len(rows), len(cols)
@@ -115,9 +146,9 @@ class MatrixPlot:
         self.names = list(blocks)
         width_cols = self._span(n_cols)
         frame_width = min(max_px * len(blocks) - BORDERS_W, CELL_W * max(width_cols, 2))
+        frame_width = max(frame_width, title_px(title, subtitle) - RIGHT_OF_FRAME)  # no title cut short
         frame_height = min(max_px - BORDERS_H, CELL_H * max(n_rows, 2))
         self.figure = fig = figure(
-            title=title,
             name=name,
             frame_width=frame_width,
             frame_height=frame_height,
@@ -128,6 +159,7 @@ class MatrixPlot:
             x_axis_location="above",
         )
         fig.toolbar.logo = None
+        titled(fig, title, subtitle)
         drop_grid(fig)
         fig.outline_line_color = None
         fig.axis.major_tick_line_color = None
