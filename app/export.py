@@ -34,11 +34,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from bokeh.core.templates import get_env
-from bokeh.embed import components, file_html
-from bokeh.embed.bundle import bundle_for_objs_and_resources
+from bokeh.embed import file_html
 from bokeh.models import CustomJS, Div
 from bokeh.resources import Resources
 
+from app.fragment import fragment_html
 from core.attention import NORMALISERS
 from core.presets import PRESETS, Preset
 from widgets import controls as controls_module
@@ -584,29 +584,11 @@ def render(
     attention_js: Path | None = None,
 ) -> str:
     """The export's HTML text: a whole page, or a fragment to paste into one."""
+    if fragment:  # the whole page in a frame of its own (app/fragment.py)
+        return fragment_html(render(preset, presets=presets, attention_js=attention_js))
     page = build_page(preset, presets)
     scripts = head_scripts(attention_js)
     roots = {name: page.roots[name] for name, _ in AREAS}
-    if fragment:
-        script, divs = components(roots)
-        bundle = bundle_for_objs_and_resources(list(roots.values()), RESOURCES)
-        assert not bundle.js_files and not bundle.css_files, "inline resources must not link any file"
-        bokeh_js = "\n".join(bundle)
-        sections = "".join(
-            f'<section class="area-{name}" aria-label="{label}">{divs[name]}</section>'
-            for name, label in AREAS
-        )
-        return "\n".join(
-            [
-                "<!-- One attention head: paste anywhere in a page's <body>. -->",
-                '<link rel="icon" href="data:,">',
-                scripts,
-                f"<style>{page_css(fragment=True)}</style>",
-                bokeh_js,
-                script,
-                f'<div class="explorer head-export">{header_html()}{sections}</div>',
-            ]
-        )
     template = get_env().from_string(TEMPLATE)
     return file_html(
         list(roots.values()),
