@@ -32,16 +32,23 @@ REPORT_HEIGHT_JS = """
 (function reportHeight() {
   if (window.parent === window) return;  // opened on its own: nobody to tell
   let last = -1;
+  // How far down the content reaches (the body itself may be as tall as the frame, whatever it holds).
+  function contentHeight() {
+    let bottom = 0;
+    for (const child of document.body.children) {
+      bottom = Math.max(bottom, child.getBoundingClientRect().bottom + window.scrollY);
+    }
+    return Math.ceil(bottom + parseFloat(getComputedStyle(document.body).marginBottom));
+  }
   function send() {
-    const body = document.body, style = getComputedStyle(body);
-    const margins = parseFloat(style.marginTop) + parseFloat(style.marginBottom);
-    const height = Math.ceil(body.getBoundingClientRect().height + margins);
+    const height = contentHeight();
     if (height !== last) {
       last = height;
       window.parent.postMessage({__KEY__: height}, "*");
     }
   }
-  new ResizeObserver(send).observe(document.body);
+  const watch = new ResizeObserver(send);
+  for (const child of document.body.children) watch.observe(child);
   window.addEventListener("load", send);
 })();
 """

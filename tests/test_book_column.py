@@ -1,0 +1,244 @@
+"""The explorer where most readers meet it: inside a book's page, and on a phone.
+
+A small MkDocs site (the generator's default theme: a content column between the navigation and the
+table of contents) gets the export three ways: the `--fragment` block pasted into a page, the exported
+file in an <iframe> of another, and the fragment beside a figure made with an older BokehJS (3.4.3, from
+PyPI, tests/old_bokehjs.py), once before it and once after it. In Chromium, with every request that is
+not to the local site blocked: the widget stays inside the column, the weights heatmap and the blend are
+on screen together with the slider being dragged, a keyboard move gives the core's weights, and the older
+figure still renders with its own BokehJS.
+
+Then the exported file and the served page alone at 390, 760 and 1400 px: nothing passes the right edge,
+no horizontal scroll, and no figure title or blend label is cut (their rendered widths are measured).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from app.export import export
+from tests.conftest import free_port, serve
+from tests.old_bokehjs import VERSION as OLD_VERSION
+from tests.old_bokehjs import old_bokehjs
+from widgets.state import HeadState
+
+WIDTHS = (390, 760, 1400)
+HEADER_PX = 64  # MkDocs' theme keeps its navigation bar at the top of the window
+PHONE_HEIGHT, DESKTOP_HEIGHT = 844, 900
+
+# A figure made with the older BokehJS, as a chapter might carry one (its own API, its own version).
+OLD_FIGURE = """<div id="{id}" class="old-figure"></div>
+<script src="{js}/bokeh.min.js"></script>
+<script src="{js}/bokeh-api.min.js"></script>
+<script>
+(function () {{
+  const p = Bokeh.Plotting.figure({{title: "A figure of the chapter's own", width: 420, height: 260,
+                                   tools: "hover"}});
+  p.scatter({{x: [1, 2, 3, 4], y: [3, 1, 4, 2], size: 12}});
+  Bokeh.Plotting.show(p, "#{id}").then(() => {{ window.oldFigureShown = (window.oldFigureShown || 0) + 1; }});
+}})();
+</script>
+"""
+
+
+class Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def page_md(title: str, body: str) -> str:
+    return f"# {title}\n\nThe chapter's text before the widget.\n\n{body}\n\nThe chapter's text after it.\n"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A built MkDocs site served on loopback; yields its base URL."""
+    root = tmp_path_factory.mktemp("book")
+    docs = root / "docs"
+    (docs / "js").mkdir(parents=True)
+    for f in old_bokehjs().iterdir():
+        shutil.copy(f, docs / "js" / f.name)
+    export(docs / "explorer.html")
+    fragment = export(root / "fragment.html", fragment=True).read_text()
+    old = partial(OLD_FIGURE.format, js="../js")
+    pages = {
+        "index.md": page_md("Chapter 3", "Pages: pasted, iframe, old-before, old-after."),
+        "pasted.md": page_md("Pasted", fragment),
+        "iframe.md": page_md(
+            "In an iframe",
+            '<iframe src="../explorer.html" title="One attention head" '
+            'style="width:100%;height:1400px;border:0"></iframe>',
+        ),
+        "old-before.md": page_md("Another Bokeh first", old(id="old") + "\n\n" + fragment),
+        "old-after.md": page_md("Another Bokeh after", fragment + "\n\n" + old(id="old")),
+    }
+    for name, text in pages.items():
+        (docs / name).write_text(text)
+    (root / "mkdocs.yml").write_text(
+        "site_name: A transformer book\ntheme:\n  name: mkdocs\n  highlightjs: false\nnav:\n"
+        + "".join(f"  - {name[:-3]}: {name}\n" for name in pages)
+    )
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(root / "mkdocs.yml")], check=True)
+    port = free_port()
+    httpd = ThreadingHTTPServer(("127.0.0.1", port), partial(Quiet, directory=str(root / "site")))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def local_only(context, base: str) -> list[str]:
+    """Abort every request that does not go to `base` (or is inline); return the list of those aborted."""
+    blocked: list[str] = []
+
+    def route(r):
+        url = r.request.url
+        if url.startswith((base, "data:", "about:", "blob:")):
+            r.continue_()
+        else:
+            blocked.append(url)
+            r.abort()
+
+    context.route("**/*", route)
+    return blocked
+
+
+def explorer_frame(page):
+    """The frame the explorer runs in, once its chapter numbers are on screen."""
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('iframe')].some(f => f.contentWindow.Bokeh"
+        " && f.contentWindow.Bokeh.documents.length > 0)",
+        timeout=30000,
+    )
+    frame = next(f for f in page.frames if f != page.main_frame)
+    frame.wait_for_function(
+        "() => Bokeh.documents[0].get_model_by_name('steps').text.includes('0.13, 0.56, 0.14, 0.18')"
+    )
+    return frame
+
+
+def view_box(frame, name: str) -> dict:
+    """A Bokeh model's box in the page's viewport (the frame's position added)."""
+    offset = frame.frame_element().bounding_box()
+    box = frame.evaluate(
+        "(name) => { const m = Bokeh.documents[0].get_model_by_name(name);"
+        " const r = Bokeh.index.get_one(m).el.getBoundingClientRect();"
+        " return {x: r.x, y: r.y, width: r.width, height: r.height}; }",
+        name,
+    )
+    return {**box, "x": box["x"] + offset["x"], "y": box["y"] + offset["y"]}
+
+
+def inside(inner: dict, outer: dict, slack: float = 1.0) -> bool:
+    return (
+        inner["x"] >= outer["x"] - slack
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+    )
+
+
+def on_screen(box: dict, height: int) -> bool:
+    return box["y"] >= HEADER_PX - 1 and box["y"] + box["height"] <= height + 1
+
+
+def drag_and_check(page, frame, height: int, t: int = 3, c: int = 0) -> None:
+    """Scroll the page so the weights sit at the top, then: the weights, the blend and slider (t, c) are all
+    on screen; a keyboard move there gives the core's weights."""
+    weights = view_box(frame, "weights")
+    page.evaluate("(y) => window.scrollBy(0, y)", weights["y"] - HEADER_PX)
+    page.wait_for_timeout(100)
+    boxes = {name: view_box(frame, name) for name in ("weights", "blend", f"x-{t}-{c}")}
+    assert all(on_screen(b, height) for b in boxes.values()), boxes
+    handle = frame.locator(".x-slider").nth(t * 3 + c).locator(".noUi-handle")
+    handle.focus()
+    handle.press("ArrowRight")
+    frame.wait_for_function(f"() => Bokeh.documents[0].get_model_by_name('x-{t}-{c}').value !== 0.2")
+    state = HeadState()
+    assert state.set_x(t, c, frame.evaluate(f"() => Bokeh.documents[0].get_model_by_name('x-{t}-{c}').value"))
+    expected = np.where(state.head.future, np.nan, state.head.weights).ravel()
+    frame.wait_for_function(
+        "(n) => Bokeh.documents[0].get_model_by_name('weights-cells').data.value.length === n", arg=expected.size
+    )
+    page.wait_for_timeout(300)
+    got = frame.evaluate("() => Array.from(Bokeh.documents[0].get_model_by_name('weights-cells').data.value)")
+    got = np.array([np.nan if v is None else v for v in got], dtype=float)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9, equal_nan=True)
+
+
+def column_box(page) -> dict:
+    return page.locator("div[role=main]").bounding_box()
+
+
+@pytest.mark.parametrize("window", [1280, 1000])
+def test_fragment_pasted_in_a_book_column(site, browser, artifacts, window):
+    """The theme's content column is ~820 px wide in a 1280 px window and ~690 px in a 1000 px one."""
+    context = browser.new_context(viewport={"width": window, "height": DESKTOP_HEIGHT})
+    page = context.new_page()
+    blocked = local_only(context, site)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{site}/pasted/")
+    frame = explorer_frame(page)
+    column = column_box(page)
+    assert 600 <= column["width"] <= 950, column
+    frame_box = frame.frame_element().bounding_box()
+    assert inside(frame_box, column), (frame_box, column)
+    # the frame is as tall as its content: nothing scrolls inside it, either way
+    page.wait_for_function(
+        "() => { const f = document.querySelector('.attention-head-embed iframe');"
+        " const d = f.contentDocument.documentElement;"
+        " return d.scrollHeight <= d.clientHeight + 1 && f.clientHeight !== 1500; }"
+    )
+    assert frame.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    for name in ("weights", "blend", "steps", "scores", "qkv"):
+        assert inside(view_box(frame, name), column), name
+    drag_and_check(page, frame, DESKTOP_HEIGHT)
+    page.screenshot(path=str(artifacts / f"book-pasted-{window}.png"))
+    assert errors == [] and blocked == [], (errors, blocked)
+    context.close()
+
+
+def test_exported_file_in_an_iframe_of_a_book_column(site, browser, artifacts):
+    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
+    page = context.new_page()
+    blocked = local_only(context, site)
+    page.goto(f"{site}/iframe/")
+    frame = explorer_frame(page)
+    column = column_box(page)
+    assert inside(frame.frame_element().bounding_box(), column)
+    assert frame.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    page.screenshot(path=str(artifacts / "book-iframe.png"))
+    assert blocked == [], blocked
+    context.close()
+
+
+@pytest.mark.parametrize("where", ["old-before", "old-after"])
+def test_fragment_beside_an_older_bokehjs(site, browser, artifacts, where):
+    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
+    page = context.new_page()
+    blocked = local_only(context, site)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(f"{site}/{where}/")
+    frame = explorer_frame(page)
+    page.wait_for_function("() => window.oldFigureShown === 1", timeout=20000)
+    # the page's own Bokeh is still the older one, and it drew its figure
+    assert page.evaluate("() => Bokeh.version") == OLD_VERSION
+    assert frame.evaluate("() => Bokeh.version") != OLD_VERSION
+    old = page.locator("#old canvas").first.bounding_box()
+    assert old and old["width"] > 300 and old["height"] > 200
+    drag_and_check(page, frame, DESKTOP_HEIGHT)
+    page.locator("#old").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / f"book-{where}.png"))
+    assert errors == [] and blocked == [], (errors, blocked)
+    context.close()
