@@ -31,6 +31,7 @@ from tests.old_bokehjs import old_bokehjs
 from widgets.state import HeadState
 
 WIDTHS = (390, 760, 1400)
+NO_SIDE_SCROLL = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
 HEADER_PX = 64  # MkDocs' theme keeps its navigation bar at the top of the window
 PHONE_HEIGHT, DESKTOP_HEIGHT = 844, 900
 
@@ -86,7 +87,8 @@ def site(tmp_path_factory):
         "site_name: A transformer book\ntheme:\n  name: mkdocs\n  highlightjs: false\nnav:\n"
         + "".join(f"  - {name[:-3]}: {name}\n" for name in pages)
     )
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(root / "mkdocs.yml")], check=True)
+    build = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(root / "mkdocs.yml")]
+    subprocess.run(build, check=True)
     port = free_port()
     httpd = ThreadingHTTPServer(("127.0.0.1", port), partial(Quiet, directory=str(root / "site")))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
@@ -166,7 +168,8 @@ def drag_and_check(page, frame, height: int, t: int = 3, c: int = 0) -> None:
     assert state.set_x(t, c, frame.evaluate(f"() => Bokeh.documents[0].get_model_by_name('x-{t}-{c}').value"))
     expected = np.where(state.head.future, np.nan, state.head.weights).ravel()
     frame.wait_for_function(
-        "(n) => Bokeh.documents[0].get_model_by_name('weights-cells').data.value.length === n", arg=expected.size
+        "(n) => Bokeh.documents[0].get_model_by_name('weights-cells').data.value.length === n",
+        arg=expected.size,
     )
     page.wait_for_timeout(300)
     got = frame.evaluate("() => Array.from(Bokeh.documents[0].get_model_by_name('weights-cells').data.value)")
@@ -198,7 +201,7 @@ def test_fragment_pasted_in_a_book_column(site, browser, artifacts, window):
         " const d = f.contentDocument.documentElement;"
         " return d.scrollHeight <= d.clientHeight + 1 && f.clientHeight !== 1500; }"
     )
-    assert frame.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    assert frame.evaluate(NO_SIDE_SCROLL)
     for name in ("weights", "blend", "steps", "scores", "qkv"):
         assert inside(view_box(frame, name), column), name
     drag_and_check(page, frame, DESKTOP_HEIGHT)
@@ -215,7 +218,7 @@ def test_exported_file_in_an_iframe_of_a_book_column(site, browser, artifacts):
     frame = explorer_frame(page)
     column = column_box(page)
     assert inside(frame.frame_element().bounding_box(), column)
-    assert frame.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    assert frame.evaluate(NO_SIDE_SCROLL)
     page.screenshot(path=str(artifacts / "book-iframe.png"))
     assert blocked == [], blocked
     context.close()
@@ -241,4 +244,100 @@ def test_fragment_beside_an_older_bokehjs(site, browser, artifacts, where):
     page.locator("#old").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / f"book-{where}.png"))
     assert errors == [] and blocked == [], (errors, blocked)
+    context.close()
+
+
+# Every figure title (and subtitle) measured in the font it is drawn in, against the room it has from the
+# frame's left edge (where Bokeh starts it) to the canvas' right edge (where Bokeh clips it); and every
+# label in the blend, from its point to the frame edge it faces away from.
+CUT_TEXT = """() => {
+  const ctx = document.createElement("canvas").getContext("2d");
+  const width = (text, style, size, font) => {
+    ctx.font = `${style} ${size} ${font}`;
+    return ctx.measureText(text).width;
+  };
+  const column = (data, name) => Array.from(data instanceof Map ? data.get(name) : data[name]);
+  const cut = [];
+  let titles = 0;
+  for (const m of Bokeh.documents[0].all_models) {
+    if (!m.above) continue;
+    const view = Bokeh.index.get_one(m);
+    if (!view || !view.frame) continue;
+    const room = view.el.getBoundingClientRect().width - view.frame.bbox.left;
+    const own = m.title && m.title.text ? [m.title] : [];
+    for (const t of [...own, ...m.above.filter(a => a.type === "Title")]) {
+      titles += 1;
+      const w = width(t.text, t.text_font_style, t.text_font_size, t.text_font);
+      if (w > room) cut.push(`${m.name}: "${t.text}" needs ${Math.ceil(w)} px, has ${Math.floor(room)}`);
+    }
+    if (m.name === "blend") {
+      const values = Bokeh.documents[0].get_model_by_name("blend-values").data;
+      const xs = column(values, "x"), labels = column(values, "label");
+      const {left, right} = view.frame.bbox, mid = (m.x_range.start + m.x_range.end) / 2;
+      xs.forEach((x, k) => {
+        const sx = view.frame.x_scale.compute(x), w = width(labels[k], "normal", "12px", "helvetica");
+        const ok = x > mid ? sx - 8 - w >= left : sx + 8 + w <= right;
+        if (!ok) cut.push(`blend label ${labels[k]}`);
+      });
+    }
+  }
+  return {titles, cut};
+}"""
+
+
+def check_fits(page, width: int, height: int) -> None:
+    """Nothing past the right edge, no sideways scroll, no cut title or blend label; the weights, the blend
+    and it[0]'s slider on screen together once the weights are scrolled to the top."""
+    assert page.evaluate(NO_SIDE_SCROLL), width
+    edges = page.evaluate(
+        "() => [...document.querySelectorAll('section')].map(s => s.getBoundingClientRect().right)"
+    )
+    assert edges and max(edges) <= width + 1, (width, edges)
+    found = page.evaluate(CUT_TEXT)
+    assert found["titles"] >= 5 and found["cut"] == [], (width, found)
+    top = page.evaluate("() => Bokeh.index.get_one(Bokeh.documents[0].get_model_by_name('weights')).el"
+                        ".getBoundingClientRect().top")
+    page.evaluate("(y) => window.scrollBy(0, y)", top - 4)
+    page.wait_for_timeout(100)
+    for name in ("weights", "blend", "x-3-0"):
+        box = page.evaluate(
+            "(n) => { const r = Bokeh.index.get_one(Bokeh.documents[0].get_model_by_name(n)).el"
+            ".getBoundingClientRect(); return [r.top, r.bottom, r.right]; }", name
+        )
+        assert box[0] >= -1 and box[1] <= height + 1 and box[2] <= width + 1, (width, name, box)
+
+
+@pytest.fixture(scope="module")
+def exported_file(tmp_path_factory):
+    return export(tmp_path_factory.mktemp("alone") / "explorer.html")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with serve(log=tmp_path_factory.mktemp("serve") / "panel.log") as base:
+        yield f"{base}/main"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("kind", ["exported", "served"])
+def test_alone_at_phone_tablet_and_desktop_widths(browser, artifacts, request, kind, width):
+    if kind == "exported":
+        url = request.getfixturevalue("exported_file").as_uri()
+    else:
+        url = request.getfixturevalue("served")
+    height = PHONE_HEIGHT if width < 500 else DESKTOP_HEIGHT
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function(
+        "() => window.Bokeh && Bokeh.documents.length > 0"
+        " && Bokeh.documents[0].get_model_by_name('steps').text.includes('0.13, 0.56, 0.14, 0.18')",
+        timeout=30000,
+    )
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(artifacts / f"alone-{kind}-{width}.png"), full_page=True)
+    check_fits(page, width, height)
+    assert errors == [], errors
     context.close()
