@@ -12,6 +12,7 @@ import html
 import io
 import logging
 from functools import partial
+from pathlib import Path
 
 import panel as pn
 import param
@@ -27,6 +28,8 @@ from widgets.url_state import apply_params, encode
 from widgets.viewdata import view_data
 
 log = logging.getLogger(__name__)
+
+BOKEH_PATCH_JS = Path(__file__).resolve().parents[1] / "static" / "bokeh_patch.js"
 
 
 class HeadExplorer(pn.viewable.Viewer):
@@ -249,6 +252,16 @@ class HeadExplorer(pn.viewable.Viewer):
                 sizing_mode="stretch_width",
             ),
         }
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """In a notebook: the BokehJS patch that the served page and the export load (static/bokeh_patch.js),
+        published the way Panel publishes its own notebook JavaScript, then the explorer itself."""
+        from IPython.display import publish_display_data
+        from panel.io.notebook import LOAD_MIME
+
+        patch = BOKEH_PATCH_JS.read_text()
+        publish_display_data({"application/javascript": patch, LOAD_MIME: patch})
+        return super()._repr_mimebundle_(include, exclude)
 
     def __panel__(self):
         return pn.Column(

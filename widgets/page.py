@@ -48,7 +48,8 @@ def wrapping_row(*children, name: str):
             # Bokeh lets a figure sized by its frame grow with a row wider than its children ("fit");
             # keep the size its cells give it
             child.update(width_policy="min", height_policy="min")
-    return row(*children, name=name, styles={"flex-wrap": "wrap", "gap": "8px 18px"})
+    wrap = {"flex-wrap": "wrap", "gap": "8px 18px"}
+    return row(*children, name=name, sizing_mode="stretch_width", styles=wrap)
 
 
 def dim_labels(d: int) -> list[str]:
@@ -121,10 +122,16 @@ class HeadPage:
 
     @cached_property
     def layout(self):
-        """Everything in one Bokeh column, for a notebook cell (slower to re-lay out than separate roots)."""
+        """Everything in one Bokeh column, for a notebook cell (slower to re-lay out than separate roots):
+        the title, the figures with the token sliders, the other controls beside the steps, the rest."""
         r = self.roots
         return column(
-            self.title, row(r["controls"], column(r["top"], r["readout"])), r["bottom"], name="head-page"
+            self.title,
+            r["top"],
+            row(r["controls"], r["readout"], sizing_mode="stretch_width", styles={"gap": "18px"}),
+            r["bottom"],
+            name="head-page",
+            sizing_mode="stretch_width",
         )
 
     def update(self, data: dict, labels, *, d: int, reshape: bool = False) -> None:
