@@ -98,3 +98,10 @@ def fragment_html(page_html: str, title: str = "One attention head") -> str:
             "</div>",
         ]
     )
+
+
+def page_in(fragment: str) -> str:
+    """The page a fragment puts into its frame (what `fragment_html` was given, with the height reports)."""
+    start = fragment.index("frame.srcdoc = ") + len("frame.srcdoc = ")
+    end = fragment.index(";\n})();\n</script>", start)
+    return json.loads(fragment[start:end])
