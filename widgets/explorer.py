@@ -227,7 +227,7 @@ class HeadExplorer(pn.viewable.Viewer):
         text = as_json(s.head, s.labels) if kind == "json" else as_csv(s.head, s.labels)
         return io.BytesIO(text.encode("utf-8"))
 
-    def _downloads(self) -> pn.Row:
+    def _downloads(self) -> pn.FlexBox:
         buttons = [
             pn.widgets.FileDownload(
                 callback=partial(self._download, kind),
@@ -237,7 +237,8 @@ class HeadExplorer(pn.viewable.Viewer):
             )
             for kind in ("json", "csv")
         ]
-        return pn.Row(*buttons, pn.pane.Markdown("Each figure saves itself as a PNG from its toolbar."))
+        # a FlexBox wraps the buttons and the note onto more lines when the page is narrow (a phone)
+        return pn.FlexBox(*buttons, pn.pane.Markdown("Each figure saves itself as a PNG from its toolbar."))
 
     def areas(self) -> dict:
         """The page's parts as separate Panel objects, for a template that places each as its own root."""

@@ -10,12 +10,11 @@ from __future__ import annotations
 from functools import cached_property
 
 from bokeh.layouts import column, row
-from bokeh.models import Plot
 
 from widgets.blend_plot import BlendPlot
 from widgets.controls import HeadControls
 from widgets.matrix_plot import MatrixPlot
-from widgets.style import text_panel
+from widgets.style import text_panel, wrapping_row
 from widgets.viewdata import view_data
 
 # The figures: a name, a title and a subtitle, a colour scheme, and the matrices drawn side by side in it.
@@ -33,23 +32,6 @@ SQUARE = ("weights", "scores", "scaled")
 def readout_html(data: dict) -> str:
     """The worked steps for the chosen query, then its row's checks."""
     return data["steps"] + data["checks"]
-
-
-def wrapping_row(*children, name: str):
-    """A Bokeh row whose children wrap onto the next line when the container is too narrow for them.
-
-    Its figures do not align their frames with each other: Bokeh aligns the figures of a row as one
-    line, and once they wrap that alignment widens and clips them.
-    """
-    for child in children:
-        if isinstance(child, Plot):
-            child.frame_align = False
-        if isinstance(child, Plot) and child.frame_width is not None:
-            # Bokeh lets a figure sized by its frame grow with a row wider than its children ("fit");
-            # keep the size its cells give it
-            child.update(width_policy="min", height_policy="min")
-    wrap = {"flex-wrap": "wrap", "gap": "8px 18px"}
-    return row(*children, name=name, sizing_mode="stretch_width", styles=wrap)
 
 
 def dim_labels(d: int) -> list[str]:
