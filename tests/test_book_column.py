@@ -181,31 +181,33 @@ def column_box(page) -> dict:
     return page.locator("div[role=main]").bounding_box()
 
 
-@pytest.mark.parametrize("window", [1280, 1000])
-def test_fragment_pasted_in_a_book_column(site, browser, artifacts, window):
-    """The theme's content column is ~820 px wide in a 1280 px window and ~690 px in a 1000 px one."""
-    context = browser.new_context(viewport={"width": window, "height": DESKTOP_HEIGHT})
+def test_fragment_pasted_in_a_book_column(site, browser, artifacts):
+    """The theme's content column is ~820 px wide in a 1280 px window and ~690 px in a 1000 px one; the
+    window is narrowed with the page open, so the frame follows a change of width too."""
+    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
     page = context.new_page()
     blocked = local_only(context, site)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{site}/pasted/")
     frame = explorer_frame(page)
-    column = column_box(page)
-    assert 600 <= column["width"] <= 950, column
-    frame_box = frame.frame_element().bounding_box()
-    assert inside(frame_box, column), (frame_box, column)
-    # the frame is as tall as its content: nothing scrolls inside it, either way
-    page.wait_for_function(
-        "() => { const f = document.querySelector('.attention-head-embed iframe');"
-        " const d = f.contentDocument.documentElement;"
-        " return d.scrollHeight <= d.clientHeight + 1 && f.clientHeight !== 1500; }"
-    )
-    assert frame.evaluate(NO_SIDE_SCROLL)
-    for name in ("weights", "blend", "steps", "scores", "qkv"):
-        assert inside(view_box(frame, name), column), name
+    for window in (1280, 1000):
+        page.set_viewport_size({"width": window, "height": DESKTOP_HEIGHT})
+        column = column_box(page)
+        assert 600 <= column["width"] <= 950, column
+        # the frame is as tall as its content (nothing scrolls inside it) and fits the column
+        page.wait_for_function(
+            "() => { const f = document.querySelector('.attention-head-embed iframe');"
+            " const d = f.contentDocument.documentElement;"
+            " return d.scrollHeight <= d.clientHeight + 1 && f.clientHeight !== 1500; }"
+        )
+        assert inside(frame.frame_element().bounding_box(), column), window
+        assert frame.evaluate(NO_SIDE_SCROLL)
+        for name in ("weights", "blend", "steps", "scores", "qkv"):
+            assert inside(view_box(frame, name), column), (window, name)
+        page.evaluate("() => window.scrollTo(0, 0)")
     drag_and_check(page, frame, DESKTOP_HEIGHT)
-    page.screenshot(path=str(artifacts / f"book-pasted-{window}.png"))
+    page.screenshot(path=str(artifacts / "book-pasted-1000.png"))
     assert errors == [] and blocked == [], (errors, blocked)
     context.close()
 
@@ -318,15 +320,14 @@ def served(tmp_path_factory):
         yield f"{base}/main"
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("kind", ["exported", "served"])
-def test_alone_at_phone_tablet_and_desktop_widths(browser, artifacts, request, kind, width):
+def test_alone_at_phone_tablet_and_desktop_widths(browser, artifacts, request, kind):
+    """Opened on a phone (390 px), then the window widened to 760 and 1400 px."""
     if kind == "exported":
         url = request.getfixturevalue("exported_file").as_uri()
     else:
         url = request.getfixturevalue("served")
-    height = PHONE_HEIGHT if width < 500 else DESKTOP_HEIGHT
-    context = browser.new_context(viewport={"width": width, "height": height})
+    context = browser.new_context(viewport={"width": WIDTHS[0], "height": PHONE_HEIGHT})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -336,8 +337,12 @@ def test_alone_at_phone_tablet_and_desktop_widths(browser, artifacts, request, k
         " && Bokeh.documents[0].get_model_by_name('steps').text.includes('0.13, 0.56, 0.14, 0.18')",
         timeout=30000,
     )
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(artifacts / f"alone-{kind}-{width}.png"), full_page=True)
-    check_fits(page, width, height)
+    for width in WIDTHS:
+        height = PHONE_HEIGHT if width < 500 else DESKTOP_HEIGHT
+        page.set_viewport_size({"width": width, "height": height})
+        page.evaluate("() => window.scrollTo(0, 0)")
+        page.wait_for_timeout(400)  # BokehJS lays the roots out again
+        page.screenshot(path=str(artifacts / f"alone-{kind}-{width}.png"), full_page=True)
+        check_fits(page, width, height)
     assert errors == [], errors
     context.close()
