@@ -99,18 +99,20 @@ def main(argv=None) -> int:
         f"--rounds {args.rounds}`; before = the export at {args.base}. Load average before "
         f"{' '.join(load_before)}, after {' '.join(load_after)} (2 cores, shared with other work).",
         "",
-        "| page | median of all moves | per-round medians | ratio to before |",
-        "| --- | --- | --- | --- |",
+        "| page | median of all moves | per-round medians | ratio to before | median of the rounds' ratios |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for name in pages:
         med = statistics.median(times[name])
         per = ", ".join(f"{m:.1f}" for m in rounds[name])
-        lines.append(f"| {name} | {med:.1f} ms | {per} | {med / base:.2f} |")
+        paired = statistics.median(a / b for a, b in zip(rounds[name], rounds["before, 1400 px"]))
+        lines.append(f"| {name} | {med:.1f} ms | {per} | {med / base:.2f} | {paired:.2f} |")
     lines += [
         "",
         "Each round opens each page once and makes the moves in it, in the order of the table (A B C A B C",
         "...). A move is `x-3-0` set in the page; the clock stops at the first animation frame after the",
-        "weights source changed (bench/bench_export.py's probe).",
+        "weights source changed (bench/bench_export.py's probe). The last column pairs each round's median",
+        "with the same round's \"before\", which cancels some of the machine's drift from round to round.",
         "",
     ]
     args.out.write_text("\n".join(lines))
