@@ -15,8 +15,9 @@ Bokeh document's four roots (controls, top, readout, bottom; see
 HeadPage.roots) placed by static/page.css's grid areas.  Separate roots keep
 a change of the steps text from re-laying out the whole page.
 
-`--fragment` writes a `<div>` (the same grid) plus `<script>` blocks (BokehJS
-inlined too) that work pasted into any otherwise empty page.
+`--fragment` writes one block to paste into any page: the same page, in a
+frame of its own that fits its column and its content (app/fragment.py), so
+it works beside the page's own scripts, another BokehJS included.
 
 Limitation, stated in the page too: the sliders are made once for the start
 preset's shape, so the preset picker offers only presets with the same

@@ -9,9 +9,9 @@ own title and the figures' sources; if that re-laid out the whole shared root, a
 Builds the export at COMMIT (default: the commit this layout started from, read with `git archive`) and
 at the working tree, and measures slider → weights repainted (bench/bench_export.py's probe: set
 `x-3-0`, stop the clock at the first animation frame after the weights source changed) in headless
-Chromium: before at 1400 px, after at 1400 px, after at 390 px (the phone layout), interleaved in rounds
-(A B C A B C ...). Reports each page's median over all its moves and the median ratio to "before";
-writes bench/RESULTS-layout.md.
+Chromium: before and after at 1400 px, then before and after at 390 px (a phone; before, the page ran
+past its right edge there), interleaved in rounds (A B C D A B C D ...). Reports each page's median over
+all its moves and its ratios to "before" at the same width; writes bench/RESULTS-layout.md.
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ def main(argv=None) -> int:
         pages = {
             "before, 1400 px": (before, 1400),
             "after, 1400 px": (after, 1400),
+            "before, 390 px": (before, 390),
             "after, 390 px": (after, 390),
         }
         times: dict[str, list[float]] = {name: [] for name in pages}
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
                     rounds[name].append(statistics.median(t))
             browser.close()
     load_after = Path("/proc/loadavg").read_text().split()[:3]
-    base = statistics.median(times["before, 1400 px"])
+    base = {w: statistics.median(times[f"before, {w} px"]) for w in (1400, 390)}
     lines = [
         "# The layout that fits its width: slider → repaint, before and after",
         "",
@@ -99,18 +100,21 @@ def main(argv=None) -> int:
         f"--rounds {args.rounds}`; before = the export at {args.base}. Load average before "
         f"{' '.join(load_before)}, after {' '.join(load_after)} (2 cores, shared with other work).",
         "",
-        "| page | median of all moves | per-round medians | ratio to before | median of the rounds' ratios |",
+        "| page | median of all moves | per-round medians | ratio to before (same width) "
+        "| median of the rounds' ratios |",
         "| --- | --- | --- | --- | --- |",
     ]
     for name in pages:
         med = statistics.median(times[name])
         per = ", ".join(f"{m:.1f}" for m in rounds[name])
-        paired = statistics.median(a / b for a, b in zip(rounds[name], rounds["before, 1400 px"]))
-        lines.append(f"| {name} | {med:.1f} ms | {per} | {med / base:.2f} | {paired:.2f} |")
+        ref = "before, 390 px" if "390" in name else "before, 1400 px"
+        paired = statistics.median(a / b for a, b in zip(rounds[name], rounds[ref]))
+        lines.append(f"| {name} | {med:.1f} ms | {per} | {med / base[390 if '390' in name else 1400]:.2f} "
+                     f"| {paired:.2f} |")
     lines += [
         "",
-        "Each round opens each page once and makes the moves in it, in the order of the table (A B C A B C",
-        "...). A move is `x-3-0` set in the page; the clock stops at the first animation frame after the",
+        "Each round opens each page once and makes the moves in it, in the order of the table (A B C D A B C",
+        "D ...). A move is `x-3-0` set in the page; the clock stops at the first animation frame after the",
         "weights source changed (bench/bench_export.py's probe). The last column pairs each round's median",
         "with the same round's \"before\", which cancels some of the machine's drift from round to round.",
         "",

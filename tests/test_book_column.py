@@ -163,18 +163,22 @@ def drag_and_check(page, frame, height: int, t: int = 3, c: int = 0) -> None:
     handle = frame.locator(".x-slider").nth(t * 3 + c).locator(".noUi-handle")
     handle.focus()
     handle.press("ArrowRight")
-    frame.wait_for_function(f"() => Bokeh.documents[0].get_model_by_name('x-{t}-{c}').value !== 0.2")
     state = HeadState()
-    assert state.set_x(t, c, frame.evaluate(f"() => Bokeh.documents[0].get_model_by_name('x-{t}-{c}').value"))
+    name = f"x-{t}-{c}"
+    frame.wait_for_function(f"() => Bokeh.documents[0].get_model_by_name({name!r}).value !== {state.X[t][c]}")
+    assert state.set_x(t, c, frame.evaluate(f"() => Bokeh.documents[0].get_model_by_name({name!r}).value"))
     expected = np.where(state.head.future, np.nan, state.head.weights).ravel()
-    frame.wait_for_function(
-        "(n) => Bokeh.documents[0].get_model_by_name('weights-cells').data.value.length === n",
-        arg=expected.size,
+    frame.wait_for_function(  # the glue's callbacks run asynchronously: poll until the weights are the core's
+        "(expected) => { const doc = Bokeh.documents[0];"
+        " const v = Array.from(doc.get_model_by_name('weights-cells').data.value);"
+        " return v.length === expected.length && v.every((x, k) => expected[k] === null"
+        " ? (x === null || Number.isNaN(x)) : Math.abs(x - expected[k]) < 1e-9); }",
+        arg=[None if np.isnan(v) else float(v) for v in expected],
+        timeout=10000,
     )
-    page.wait_for_timeout(300)
-    got = frame.evaluate("() => Array.from(Bokeh.documents[0].get_model_by_name('weights-cells').data.value)")
-    got = np.array([np.nan if v is None else v for v in got], dtype=float)
-    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9, equal_nan=True)
+    # the move did not scroll the figures away from the slider
+    boxes = {name: view_box(frame, name) for name in ("weights", "blend", name)}
+    assert all(on_screen(b, height) for b in boxes.values()), boxes
 
 
 def column_box(page) -> dict:
