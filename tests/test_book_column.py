@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from app.export import export
+from app.fragment import fragment_html, page_in, with_height_reports
 from tests.conftest import free_port, serve
 from tests.old_bokehjs import VERSION as OLD_VERSION
 from tests.old_bokehjs import old_bokehjs
@@ -350,3 +351,14 @@ def test_alone_at_phone_tablet_and_desktop_widths(browser, artifacts, request, k
         check_fits(page, width, height)
     assert errors == [], errors
     context.close()
+
+
+def test_fragment_carries_the_page_intact():
+    """The page travels as a string inside a <script>: nothing in it can end that script early, and it
+    arrives unchanged (plus the script that reports its height)."""
+    page = '<html><body><script>let a = "</script>"; // <!-- <script></script></script>\n</body></html>'
+    block = fragment_html(page)
+    script = block[block.index("<script>") + len("<script>"):block.rindex("</script>")]
+    assert "</script" not in script.lower() and "<!--" not in script
+    assert page_in(block) == with_height_reports(page)
+    assert page_in(block).startswith(page[: page.index("</body>")])
