@@ -9,9 +9,11 @@ Executing the notebook without a browser (tests/test_embed.py) passes even when 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 
@@ -55,13 +57,20 @@ def jupyterlab(tmp_path_factory):
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     log = open(home / "lab.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(args, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # its own process group, so the kernel is stopped together with the server (not after it, one by one)
+    proc = subprocess.Popen(
+        args, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         wait_for_http(f"{base}/api/status?token={token}", timeout=60)
         yield base, token
     finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
         stop_process(proc)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # anything of this run still there
         log.close()
 
 
