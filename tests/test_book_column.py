@@ -227,6 +227,7 @@ def test_exported_file_in_an_iframe_of_a_book_column(site, browser, artifacts):
     assert inside(frame.frame_element().bounding_box(), column)
     assert frame.evaluate(NO_SIDE_SCROLL)
     page.screenshot(path=str(artifacts / "book-iframe.png"))
+    drag_and_check(page, frame, DESKTOP_HEIGHT)
     assert blocked == [], blocked
     context.close()
 
