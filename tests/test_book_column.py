@@ -363,3 +363,30 @@ def test_fragment_carries_the_page_intact():
     assert "</script" not in script.lower() and "<!--" not in script
     assert page_in(block) == with_height_reports(page)
     assert page_in(block).startswith(page[: page.index("</body>")])
+
+
+def test_many_tokens_on_a_phone(browser, tmp_path, artifacts):
+    """Ten tokens at 390 px: the heatmaps narrow their cells only as far as a number still fits
+    (widgets/matrix_plot.py MIN_CELL_W), then their area scrolls; the page itself never scrolls sideways
+    and no title is cut."""
+    path = export(tmp_path / "tired.html", "tired")
+    context = browser.new_context(viewport={"width": 390, "height": PHONE_HEIGHT})
+    page = context.new_page()
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0"
+                           " && Bokeh.documents[0].get_model_by_name('weights-cells')")
+    page.wait_for_timeout(500)
+    assert page.evaluate(NO_SIDE_SCROLL)
+    assert page.evaluate(CUT_TEXT)["cut"] == []
+    # each cell is at least as wide as the widest number drawn in it
+    cell, number = page.evaluate(
+        "() => { const doc = Bokeh.documents[0], m = doc.get_model_by_name('weights');"
+        " const cell = Bokeh.index.get_one(m).frame.bbox.width / (m.x_range.end - m.x_range.start);"
+        " const ctx = document.createElement('canvas').getContext('2d'); ctx.font = '11px helvetica';"
+        " const data = doc.get_model_by_name('weights-cells').data;"
+        " const texts = Array.from(data instanceof Map ? data.get('text') : data.text);"
+        " return [cell, Math.max(...texts.map(t => ctx.measureText(t).width))]; }"
+    )
+    assert number > 10 and cell >= number + 2, (cell, number)
+    page.screenshot(path=str(artifacts / "alone-exported-390-ten-tokens.png"), full_page=True)
+    context.close()

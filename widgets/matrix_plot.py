@@ -41,6 +41,9 @@ _INK_SCORE = ("#ffffff",) * 2 + ("#1a1a1a",) * 7 + ("#ffffff",) * 2
 CELL_W, CELL_H = 54, 44
 # What the axes, title, colour bar and toolbar take around the frame, for the size caps below.
 BORDERS_W, BORDERS_H = 130, 80
+# In a container narrower than a figure (a phone), the figure may narrow its cells down to this width,
+# where a number like 0.10 still fits; below that its area scrolls instead (static/page.css).
+MIN_CELL_W = 30
 # Column labels lie flat while there are at most FLAT_UP_TO of them and each fits across its cell;
 # otherwise they slant by SLANT radians, so they do not run together.
 FLAT_UP_TO = 8
@@ -151,6 +154,7 @@ class MatrixPlot:
         self.figure = fig = figure(
             name=name,
             frame_width=frame_width,
+            min_width=min(frame_width, MIN_CELL_W * max(width_cols, 2)) + BORDERS_W,
             frame_height=frame_height,
             x_range=Range1d(-0.5, width_cols - 0.5),
             y_range=Range1d(n_rows - 0.5, -0.5),
