@@ -20,4 +20,6 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+# An older BokehJS (from PyPI's Bokeh 3.4.3 wheel) for the tests that embed the explorer beside another Bokeh.
+.venv/bin/python tests/old_bokehjs.py
 echo "setup: ready (.venv)"

@@ -15,8 +15,9 @@ The page is laid out like the served one (app/main.py): a header, then the Bokeh
 Separate roots keep a change of the steps text from re-laying out the whole page.  Further parts (the
 other explorers) are appended through EXTRA_PARTS.
 
-`--fragment` writes a `<div>` (the same grid) plus `<script>` blocks (BokehJS inlined too) that work
-pasted into any otherwise empty page.
+`--fragment` writes one block to paste into any page: the same page, in a frame of its own that fits
+its column and its content (app/fragment.py), so it works beside the page's own scripts, another BokehJS
+included.
 """
 
 from __future__ import annotations
@@ -31,13 +32,13 @@ from pathlib import Path
 
 from bokeh.core.templates import get_env
 from bokeh.document import Document
-from bokeh.embed import components, file_html
-from bokeh.embed.bundle import bundle_for_objs_and_resources
+from bokeh.embed import file_html
 from bokeh.layouts import column, row
 from bokeh.model import Model
 from bokeh.models import Button, CustomJS, Div
 from bokeh.resources import Resources
 
+from app.fragment import fragment_html
 from core.presets import PRESETS, Preset
 from widgets import controls as controls_module
 from widgets.controls import SLIDER_LABEL_CHARS, preset_note
@@ -310,30 +311,12 @@ def head_scripts(extra: list[str] | tuple[str, ...] = ()) -> str:
 
 def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
     """The export's HTML text: a whole page, or a fragment to paste into one."""
+    if fragment:  # the whole page in a frame of its own (app/fragment.py)
+        return fragment_html(render(preset))
     page = ExportPage(preset)
     doc = page.document()
     scripts = head_scripts(page.extra_scripts)
     parts = page.areas()
-    if fragment:
-        script, divs = components({root.name: root for root in doc.roots})
-        bundle = bundle_for_objs_and_resources(list(doc.roots), RESOURCES)
-        assert not bundle.js_files and not bundle.css_files, "inline resources must not link any file"
-        bokeh_js = "\n".join(bundle)
-        sections = "".join(
-            f'<section class="area-{name}" aria-label="{label}">{"".join(divs[r] for r in roots)}</section>'
-            for name, label, roots in parts
-        )
-        return "\n".join(
-            [
-                "<!-- One attention head: paste anywhere in a page's <body>. -->",
-                '<link rel="icon" href="data:,">',
-                scripts,
-                f"<style>{page_css(fragment=True)}</style>",
-                bokeh_js,
-                script,
-                f'<div class="explorer head-export">{header_html()}{sections}</div>',
-            ]
-        )
     template = get_env().from_string(TEMPLATE)
     return file_html(
         doc,

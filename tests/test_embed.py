@@ -108,7 +108,7 @@ def test_server_document_and_iframe_embeds(host_page, page, artifacts):
 
 NOTEBOOK_CELLS = [
     "import sys\nsys.path.insert(0, {root!r})",
-    "import panel as pn\npn.extension()",
+    "import panel as pn\npn.extension(inline=True)",  # README's cell: no CDN (tests/test_notebook_offline.py)
     "from widgets.explorer import HeadExplorer\nexplorer = HeadExplorer()\nexplorer",
     "assert 'weights = <span class=\"vec\">[0.13, 0.56, 0.14, 0.18]</span>' in explorer.page.steps.text\n"
     "print('explorer ok')",

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from app.export import AREAS, ATTENTION_JS, MAX_BYTES, export, main
+from app.fragment import page_in
 from core.trace import fmt_vector, trace
 from tests.conftest import STYLE_WRITES_DURING_A_MOVE
 from widgets.controls import preset_note, slider_label
@@ -162,7 +163,7 @@ def test_file_is_self_contained_and_small(exported):
     assert "__" + "SLANT" not in text  # no placeholder left from the old string-substituted glue
     for name, _, _ in AREAS:  # the grid areas of the served page
         assert text.count(f'<section class="area-{name}"') == 1, name
-        assert f'<section class="area-{name}"' in (exported / "fragment.html").read_text(), name
+        assert f'<section class="area-{name}"' in page_in((exported / "fragment.html").read_text()), name
     assert "<header><h1>One attention head</h1>" in text
     assert "grid-template-areas" in text
 
@@ -281,17 +282,27 @@ def test_works_inside_an_iframe(exported, context, page, artifacts):
 
 
 def test_fragment_works_pasted_into_an_empty_page(exported, context, page, artifacts):
-    net = open_page(context, page, (exported / "pasted.html").as_uri())
+    """The fragment runs the page in a frame of its own (app/fragment.py), sized to its content."""
+    net = Offline(context, page)
+    page.goto((exported / "pasted.html").as_uri())
     page.get_by_text("Before the widget.").wait_for()
     page.get_by_text("After it.").wait_for()
-    handle = slider_handle(page, 3, 0)
+    frame = page.frame_locator("iframe")
+    frame.locator(f"text={CHAPTER_WEIGHTS}").wait_for(timeout=20000)
+    inner = page.frames[1]
+    handle = slider_handle(inner, 3, 0)
     handle.focus()
     handle.press("ArrowLeft")
     state = HeadState()
-    assert state.set_x(3, 0, model(page, "x-3-0", "value"))
-    wait_for_steps(page, state)
-    assert_cells_match(page, state)
-    assert fmt_vector(state.head.output[3]) in steps_text(page)
+    assert state.set_x(3, 0, model(inner, "x-3-0", "value"))
+    wait_for_steps(inner, state)
+    assert_cells_match(inner, state)
+    assert fmt_vector(state.head.output[3]) in steps_text(inner)
+    # "After it." follows the whole explorer: the frame grew to the page's height
+    page.wait_for_function(
+        "() => { const d = document.querySelector('iframe').contentDocument.documentElement;"
+        " return d.scrollHeight <= d.clientHeight + 1; }"
+    )
     page.screenshot(path=str(artifacts / "export-fragment.png"), full_page=True)
     net.check()
 

@@ -8,9 +8,20 @@ leave the frame, new fixed ranges.
 
 from __future__ import annotations
 
-from bokeh.models import ColumnDataSource, HoverTool, Patch, Range1d, SaveTool, Scatter, Segment, Text
+from bokeh.models import (
+    ColumnDataSource,
+    CustomJSTransform,
+    HoverTool,
+    Patch,
+    Range1d,
+    SaveTool,
+    Scatter,
+    Segment,
+    Text,
+)
 from bokeh.plotting import figure
 
+from widgets.matrix_plot import titled
 from widgets.style import draw
 
 VALUE_COLOUR = "#4e79a7"
@@ -18,14 +29,13 @@ OUTPUT_COLOUR = "#e15759"
 
 
 class BlendPlot:
-    def __init__(self, data: dict, bounds, *, name: str = "blend", size: int = 400):
+    def __init__(self, data: dict, bounds, *, name: str = "blend", size: int = 310):
         self.values = ColumnDataSource(data["values"], name=f"{name}-values")
         self.hull = ColumnDataSource(data["hull"], name=f"{name}-hull")
         self.output = ColumnDataSource(data["output"], name=f"{name}-output")
         self.links = ColumnDataSource(data["links"], name=f"{name}-links")
         x0, x1, y0, y1 = bounds
         self.figure = fig = figure(
-            title="The blend: the output (star) among the values",
             name=name,
             width=size,
             height=size,
@@ -37,6 +47,7 @@ class BlendPlot:
         )
         fig.toolbar.logo = None
         fig.select_one(SaveTool).filename = f"attention-{name}"  # saved at once, no name prompt
+        titled(fig, "The blend", "the output (star) among the values")
         fig.xaxis.axis_label = data["axes"]["x"]
         fig.yaxis.axis_label = data["axes"]["y"]
         draw(
@@ -75,7 +86,10 @@ class BlendPlot:
                 x="x",
                 y="y",
                 text={"field": "label"},
-                x_offset=8,
+                # A label goes on the side of its point that faces the middle of the plot, so a point
+                # near the right edge does not have its label cut off by the frame.
+                text_align={"field": "x", "transform": self._facing("'right'", "'left'", fig.x_range)},
+                x_offset={"field": "x", "transform": self._facing("-8", "8", fig.x_range)},
                 y_offset=-4,
                 text_font_size="12px",
                 text_color="#222222",
@@ -93,6 +107,15 @@ class BlendPlot:
             )
         )
         fig.add_tools(HoverTool(renderers=[out], tooltips=[("", "@label"), ("output", "@text")]))
+
+    @staticmethod
+    def _facing(right_half: str, left_half: str, x_range) -> CustomJSTransform:
+        """Per point: `right_half` for a point right of the x range's middle, else `left_half`."""
+        return CustomJSTransform(
+            args={"r": x_range},
+            v_func="const mid = (r.start + r.end) / 2;"
+            f"return xs.map(x => x > mid ? {right_half} : {left_half});",
+        )
 
     def update(self, data: dict, bounds, *, reframe: bool = False) -> None:
         """New points in place; ranges move only when something would leave the frame, or on `reframe`."""

@@ -237,9 +237,17 @@ class HeadControls:
             text_panel(ABLATION_NOTES, width=280, name="ablation-notes"),
             self.reset,
             self.message,
-            Div(text="<b>Token vectors</b> (drag, or focus a slider and use the arrow keys)", width=280),
-            self.tokens.layout,
             name="controls",
             css_classes=["controls"],
             width=300,
+        )
+        # The token vectors are laid out apart from the other controls (widgets/page.py puts them right
+        # after the weights and the blend), so the slider being dragged and the figures it moves are on
+        # screen together at every width.
+        self.vectors = column(
+            Div(text="<b>Token vectors</b> (drag, or focus a slider and use the arrow keys)", width=280),
+            self.tokens.layout,
+            name="token-vectors",
+            css_classes=["token-vectors"],
+            width=SLIDERS_ROW_PX + 10,
         )

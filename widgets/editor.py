@@ -12,7 +12,10 @@ from bokeh.layouts import column, row
 from bokeh.models import Button, Div, NumericInput, Select, Spinner, TextInput
 
 from widgets.state import EDIT_MAX_TOKENS, MAX_WIDTH
-from widgets.style import text_panel
+from widgets.style import text_panel, wrapping_row
+
+# Text and the labels box take the width they are given (a phone's, too), up to a comfortable one.
+FLUID = {"sizing_mode": "stretch_width", "max_width": 560}
 
 WEIGHTS = ("W_Q", "W_K", "W_V")
 GRID_WIDTH = 62  # px, one number box of a weight grid
@@ -56,7 +59,7 @@ class WeightGrid:
 class HeadEditor:
     def __init__(self, labels, W: dict, *, C: int, d: int, dims):
         self.labels = TextInput(
-            title="Token labels, separated by commas", value=", ".join(labels), name="labels", width=420
+            title="Token labels, separated by commas", value=", ".join(labels), name="labels", **FLUID
         )
         self.add = Button(label="Add a token", name="add-token", width=130)
         self.remove = Button(label="Remove the query token", name="remove-token", width=180)
@@ -65,25 +68,26 @@ class HeadEditor:
         self.grids = {name: WeightGrid(name, W[name]) for name in WEIGHTS}
         self.dim_x = Select(title="Blend plot: x shows value[…]", name="dim-x", width=200)
         self.dim_y = Select(title="y shows value[…]", name="dim-y", width=200)
-        self.dims_note = Div(text="", name="dims-note", width=420)
+        self.dims_note = Div(text="", name="dims-note", **FLUID)
         # The editor's own copy of the explorer's message, so a refused entry is explained next to it.
-        self.message = text_panel("", name="editor-message", width=560)
+        self.message = text_panel("", name="editor-message", **FLUID)
         self.set_dims(d, dims)
         self.layout = column(
             Div(
                 text=f"<p>Edit the head itself. Up to {EDIT_MAX_TOKENS} tokens, C and d from 1 to "
                 f"{MAX_WIDTH}. A value the head cannot use is refused with a message and the last good "
                 "state stays.</p>",
-                width=560,
+                **FLUID,
             ),
             self.message,
             self.labels,
             row(self.add, self.remove),
             row(self.C, self.d),
-            row(*(g.layout for g in self.grids.values())),
-            row(self.dim_x, self.dim_y),
+            wrapping_row(*(g.layout for g in self.grids.values()), name="weight-grids"),
+            wrapping_row(self.dim_x, self.dim_y, name="blend-dims"),
             self.dims_note,
             name="editor",
+            sizing_mode="stretch_width",
         )
 
     def set_dims(self, d: int, dims) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import logging
 from functools import partial
+from pathlib import Path
 
 import panel as pn
 import param
@@ -27,6 +28,8 @@ from widgets.url_state import apply_params, encode
 from widgets.viewdata import view_data
 
 log = logging.getLogger(__name__)
+
+BOKEH_PATCH_JS = Path(__file__).resolve().parents[1] / "static" / "bokeh_patch.js"
 
 
 class HeadExplorer(pn.viewable.Viewer):
@@ -225,7 +228,7 @@ class HeadExplorer(pn.viewable.Viewer):
         text = as_json(s.head, s.labels) if kind == "json" else as_csv(s.head, s.labels)
         return io.BytesIO(text.encode("utf-8"))
 
-    def _downloads(self) -> pn.Row:
+    def _downloads(self) -> pn.FlexBox:
         buttons = [
             pn.widgets.FileDownload(
                 callback=partial(self._download, kind),
@@ -235,7 +238,8 @@ class HeadExplorer(pn.viewable.Viewer):
             )
             for kind in ("json", "csv")
         ]
-        return pn.Row(*buttons, pn.pane.Markdown("Each figure saves itself as a PNG from its toolbar."))
+        # a FlexBox wraps the buttons and the note onto more lines when the page is narrow (a phone)
+        return pn.FlexBox(*buttons, pn.pane.Markdown("Each figure saves itself as a PNG from its toolbar."))
 
     def areas(self) -> dict:
         """The page's parts as separate Panel objects, for a template that places each as its own root."""
@@ -250,6 +254,16 @@ class HeadExplorer(pn.viewable.Viewer):
                 sizing_mode="stretch_width",
             ),
         }
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """In a notebook: the BokehJS patch that the served page and the export load (static/bokeh_patch.js),
+        published the way Panel publishes its own notebook JavaScript, then the explorer itself."""
+        from IPython.display import publish_display_data
+        from panel.io.notebook import LOAD_MIME
+
+        patch = BOKEH_PATCH_JS.read_text()
+        publish_display_data({"application/javascript": patch, LOAD_MIME: patch})
+        return super()._repr_mimebundle_(include, exclude)
 
     def __panel__(self):
         return pn.Column(

@@ -18,6 +18,7 @@ from bokeh.models import (
     Rect,
     SaveTool,
     Text,
+    Title,
 )
 from bokeh.palettes import Blues256, RdBu11
 from bokeh.plotting import figure
@@ -41,11 +42,43 @@ _INK_SCORE = ("#ffffff",) * 2 + ("#1a1a1a",) * 7 + ("#ffffff",) * 2
 CELL_W, CELL_H = 54, 44
 # What the axes, title, colour bar and toolbar take around the frame, for the size caps below.
 BORDERS_W, BORDERS_H = 130, 80
+# In a container narrower than a figure (a phone), the figure may narrow its cells down to this width,
+# where a number like 0.10 still fits; below that its area scrolls instead (static/page.css).
+MIN_CELL_W = 30
 # Column labels lie flat while there are at most FLAT_UP_TO of them and each fits across its cell;
 # otherwise they slant by SLANT radians, so they do not run together.
 FLAT_UP_TO = 8
 LABEL_FITS_CELL = 6  # characters
 SLANT = 0.9
+
+# Titles: a short bold title and a plain subtitle under it, each on one line. Bokeh clips a title at
+# the canvas edge, so a figure is made wide enough for its longest title line (estimated from these
+# per-character widths, generous for the sans-serif fonts Chromium and Firefox fall back to).
+TITLE_FONT, SUBTITLE_FONT = "13px", "12px"
+TITLE_PX_PER_CHAR, SUBTITLE_PX_PER_CHAR = 8.5, 7.2
+# Right of the frame a title may also use: the colour bar's room (narrowest case) and the toolbar.
+RIGHT_OF_FRAME = 50
+
+
+def titled(fig, title: str, subtitle: str = "") -> None:
+    """Put a title, and a subtitle under it, above a figure (farther from the frame than its x axis)."""
+    if subtitle:
+        fig.add_layout(
+            Title(
+                text=subtitle,
+                text_font_size=SUBTITLE_FONT,
+                text_font_style="normal",
+                text_color="#444444",
+                standoff=2,
+            ),
+            "above",
+        )
+    fig.add_layout(Title(text=title, text_font_size=TITLE_FONT, standoff=2 if subtitle else 8), "above")
+
+
+def title_px(title: str, subtitle: str = "") -> int:
+    """How wide the longest title line is expected to be, in CSS pixels."""
+    return int(max(len(title) * TITLE_PX_PER_CHAR, len(subtitle) * SUBTITLE_PX_PER_CHAR))
 
 
 # From this many cells on, a column of numbers goes to the browser as a binary buffer.  Each buffer
@@ -97,6 +130,7 @@ class MatrixPlot:
         row_axis: str = "query",
         col_axis: str = "key",
         max_px: int = 420,
+        subtitle: str = "",
     ):
         self.kind = kind
         n_rows, n_cols = len(rows), len(cols)
@@ -116,11 +150,12 @@ class MatrixPlot:
         self.names = list(blocks)
         width_cols = self._span(n_cols)
         frame_width = min(max_px * len(blocks) - BORDERS_W, CELL_W * max(width_cols, 2))
+        frame_width = max(frame_width, title_px(title, subtitle) - RIGHT_OF_FRAME)  # no title cut short
         frame_height = min(max_px - BORDERS_H, CELL_H * max(n_rows, 2))
         self.figure = fig = figure(
-            title=title,
             name=name,
             frame_width=frame_width,
+            min_width=min(frame_width, MIN_CELL_W * max(width_cols, 2)) + BORDERS_W,
             frame_height=frame_height,
             x_range=Range1d(-0.5, width_cols - 0.5),
             y_range=Range1d(n_rows - 0.5, -0.5),
@@ -130,6 +165,7 @@ class MatrixPlot:
         )
         fig.toolbar.logo = None
         fig.select_one(SaveTool).filename = f"attention-{name}"  # saved at once, no name prompt
+        titled(fig, title, subtitle)
         drop_grid(fig)
         fig.outline_line_color = None
         fig.axis.major_tick_line_color = None

@@ -14,16 +14,18 @@ from bokeh.layouts import column, row
 from widgets.blend_plot import BlendPlot
 from widgets.controls import HeadControls
 from widgets.matrix_plot import MatrixPlot
-from widgets.style import text_panel
+from widgets.style import text_panel, wrapping_row
 from widgets.viewdata import view_data
 
-# The figures: a name, a title, a colour scheme, and the matrices drawn side by side in it.
+# The figures: a name, a title and a subtitle, a colour scheme, and the matrices drawn side by side in it.
 MATRIX_FIGURES = (
-    ("weights", "Weights: how each query divides its attention", "weights", ("weights",)),
-    ("scores", "Scores Q·Kᵀ (as computed, before the mask)", "scores", ("scores",)),
-    ("scaled", "Scores after ÷√d, ÷τ and the mask", "scores", ("scaled",)),
-    ("qkv", "Q = X·W_Q,  K = X·W_K,  V = X·W_V", "scores", ("Q", "K", "V")),
+    ("weights", ("Weights", "how each query divides its attention"), "weights", ("weights",)),
+    ("scores", ("Scores Q·Kᵀ", "as computed, before the mask"), "scores", ("scores",)),
+    ("scaled", ("Scores after ÷√d, ÷τ", "and the mask"), "scores", ("scaled",)),
+    ("qkv", ("Q = X·W_Q,  K = X·W_K,  V = X·W_V", ""), "scores", ("Q", "K", "V")),
 )
+# The steps panel takes the width it is given, up to a comfortable line length.
+READOUT_WIDTH = {"sizing_mode": "stretch_width", "max_width": 640}
 SQUARE = ("weights", "scores", "scaled")
 
 
@@ -42,7 +44,7 @@ class HeadPage:
     def __init__(self, data: dict, labels, X, *, d: int, title: str = "", **options):
         self.controls = HeadControls(labels, X, **options)
         self.plots: dict[str, MatrixPlot] = {}
-        for name, heading, kind, blocks in MATRIX_FIGURES:
+        for name, (heading, subheading), kind, blocks in MATRIX_FIGURES:
             square = name in SQUARE
             self.plots[name] = MatrixPlot(
                 heading,
@@ -56,25 +58,29 @@ class HeadPage:
                 col_axis="key" if square else "dimension",
                 row_axis="query" if square else "token",
                 max_px=460 if square else 300,
+                subtitle=subheading,
             )
         self.blend = BlendPlot(data["blend"], data["bounds"])
         self.title = text_panel(title, name="title")
         # The steps and the row's checks share one Div: each Div whose text changes costs the browser a
         # re-render and a layout pass on every move.
-        self.steps = text_panel(readout_html(data), name="steps", width=600)
+        self.steps = text_panel(readout_html(data), name="steps", **READOUT_WIDTH)
         m = {k: v.figure for k, v in self.plots.items()}
         # Separate document roots, arranged by the page template: a change of a
         # text panel makes Bokeh re-lay out its whole root, which costs ~40 ms
         # for the full page but a few ms for a root of two Divs.
         self.roots = {
             "controls": self.controls.layout,
-            "top": row(m["weights"], self.blend.figure, name="top"),
+            # The weights, the blend and the token sliders wrap onto as many lines as the container
+            # needs, in that order: the figures a slider moves are always just above or beside it.
+            "top": wrapping_row(m["weights"], self.blend.figure, self.controls.vectors, name="top"),
             "readout": column(
-                text_panel("<h3>The steps for the chosen query</h3>", width=600),
+                text_panel("<h3>The steps for the chosen query</h3>", **READOUT_WIDTH),
                 self.steps,
                 name="readout",
+                sizing_mode="stretch_width",
             ),
-            "bottom": column(row(m["scores"], m["scaled"]), m["qkv"], name="bottom"),
+            "bottom": wrapping_row(m["scores"], m["scaled"], m["qkv"], name="bottom"),
         }
 
     @classmethod
@@ -94,10 +100,16 @@ class HeadPage:
 
     @cached_property
     def layout(self):
-        """Everything in one Bokeh column, for a notebook cell (slower to re-lay out than separate roots)."""
+        """Everything in one Bokeh column, for a notebook cell (slower to re-lay out than separate roots):
+        the title, the figures with the token sliders, the other controls beside the steps, the rest."""
         r = self.roots
         return column(
-            self.title, row(r["controls"], column(r["top"], r["readout"])), r["bottom"], name="head-page"
+            self.title,
+            r["top"],
+            row(r["controls"], r["readout"], sizing_mode="stretch_width", styles={"gap": "18px"}),
+            r["bottom"],
+            name="head-page",
+            sizing_mode="stretch_width",
         )
 
     def update(self, data: dict, labels, *, d: int, reshape: bool = False) -> None:

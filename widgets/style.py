@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from bokeh.models import Div, GlyphRenderer, Grid, InlineStyleSheet
+from bokeh.layouts import row
+from bokeh.models import Div, GlyphRenderer, Grid, InlineStyleSheet, Plot
 
 CSS = (Path(__file__).resolve().parents[1] / "static" / "explorer.css").read_text()
 
@@ -31,3 +32,20 @@ def draw(fig, source, glyph) -> GlyphRenderer:
 def drop_grid(fig) -> None:
     """Take the grid lines out of a figure altogether (a hidden grid is still two models per figure)."""
     fig.center = [r for r in fig.center if not isinstance(r, Grid)]
+
+
+def wrapping_row(*children, name: str):
+    """A Bokeh row whose children wrap onto the next line when the container is too narrow for them.
+
+    Its figures do not align their frames with each other: Bokeh aligns the figures of a row as one
+    line, and once they wrap that alignment widens and clips them.
+    """
+    for child in children:
+        if isinstance(child, Plot):
+            child.frame_align = False
+        if isinstance(child, Plot) and child.frame_width is not None:
+            # Bokeh lets a figure sized by its frame grow with a row wider than its children ("fit");
+            # keep the size its cells give it
+            child.update(width_policy="min", height_policy="min")
+    wrap = {"flex-wrap": "wrap", "gap": "8px 18px"}
+    return row(*children, name=name, sizing_mode="stretch_width", styles=wrap)

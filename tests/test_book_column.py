@@ -1,0 +1,392 @@
+"""The explorer where most readers meet it: inside a book's page, and on a phone.
+
+A small MkDocs site (the generator's default theme: a content column between the navigation and the
+table of contents) gets the export three ways: the `--fragment` block pasted into a page, the exported
+file in an <iframe> of another, and the fragment beside a figure made with an older BokehJS (3.4.3, from
+PyPI, tests/old_bokehjs.py), once before it and once after it. In Chromium, with every request that is
+not to the local site blocked: the widget stays inside the column, the weights heatmap and the blend are
+on screen together with the slider being dragged, a keyboard move gives the core's weights, and the older
+figure still renders with its own BokehJS.
+
+Then the exported file and the served page alone at 390, 760 and 1400 px: nothing passes the right edge,
+no horizontal scroll, and no figure title or blend label is cut (their rendered widths are measured).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from app.export import export
+from app.fragment import fragment_html, page_in, with_height_reports
+from tests.conftest import free_port, serve
+from tests.old_bokehjs import VERSION as OLD_VERSION
+from tests.old_bokehjs import old_bokehjs
+from widgets.state import HeadState
+
+WIDTHS = (390, 760, 1400)
+NO_SIDE_SCROLL = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+HEADER_PX = 64  # MkDocs' theme keeps its navigation bar at the top of the window
+PHONE_HEIGHT, DESKTOP_HEIGHT = 844, 900
+
+# A figure made with the older BokehJS, as a chapter might carry one (its own API, its own version).
+OLD_FIGURE = """<div id="{id}" class="old-figure"></div>
+<script src="{js}/bokeh.min.js"></script>
+<script src="{js}/bokeh-api.min.js"></script>
+<script>
+(function () {{
+  const p = Bokeh.Plotting.figure({{title: "A figure of the chapter's own", width: 420, height: 260,
+                                   tools: "hover"}});
+  p.scatter({{x: [1, 2, 3, 4], y: [3, 1, 4, 2], size: 12}});
+  Bokeh.Plotting.show(p, "#{id}").then(() => {{ window.oldFigureShown = (window.oldFigureShown || 0) + 1; }});
+}})();
+</script>
+"""
+
+
+class Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def page_md(title: str, body: str) -> str:
+    return f"# {title}\n\nThe chapter's text before the widget.\n\n{body}\n\nThe chapter's text after it.\n"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A built MkDocs site served on loopback; yields its base URL."""
+    root = tmp_path_factory.mktemp("book")
+    docs = root / "docs"
+    (docs / "js").mkdir(parents=True)
+    for f in old_bokehjs().iterdir():
+        shutil.copy(f, docs / "js" / f.name)
+    export(docs / "explorer.html")
+    fragment = export(root / "fragment.html", fragment=True).read_text()
+    old = partial(OLD_FIGURE.format, js="../js")
+    pages = {
+        "index.md": page_md("Chapter 3", "Pages: pasted, iframe, old-before, old-after."),
+        "pasted.md": page_md("Pasted", fragment),
+        "iframe.md": page_md(
+            "In an iframe",
+            '<iframe src="../explorer.html" title="One attention head" '
+            'style="width:100%;height:1400px;border:0"></iframe>',
+        ),
+        "old-before.md": page_md("Another Bokeh first", old(id="old") + "\n\n" + fragment),
+        "old-after.md": page_md("Another Bokeh after", fragment + "\n\n" + old(id="old")),
+    }
+    for name, text in pages.items():
+        (docs / name).write_text(text)
+    (root / "mkdocs.yml").write_text(
+        "site_name: A transformer book\ntheme:\n  name: mkdocs\n  highlightjs: false\nnav:\n"
+        + "".join(f"  - {name[:-3]}: {name}\n" for name in pages)
+    )
+    build = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(root / "mkdocs.yml")]
+    subprocess.run(build, check=True)
+    port = free_port()
+    httpd = ThreadingHTTPServer(("127.0.0.1", port), partial(Quiet, directory=str(root / "site")))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def local_only(context, base: str) -> list[str]:
+    """Abort every request that does not go to `base` (or is inline); return the list of those aborted."""
+    blocked: list[str] = []
+
+    def route(r):
+        url = r.request.url
+        if url.startswith((base, "data:", "about:", "blob:")):
+            r.continue_()
+        else:
+            blocked.append(url)
+            r.abort()
+
+    context.route("**/*", route)
+    return blocked
+
+
+def explorer_frame(page):
+    """The frame the explorer runs in, once its chapter numbers are on screen."""
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('iframe')].some(f => f.contentWindow.Bokeh"
+        " && f.contentWindow.Bokeh.documents.length > 0)",
+        timeout=30000,
+    )
+    frame = next(f for f in page.frames if f != page.main_frame)
+    frame.wait_for_function(
+        "() => Bokeh.documents[0].get_model_by_name('steps').text.includes('0.13, 0.56, 0.14, 0.18')"
+    )
+    return frame
+
+
+def view_box(frame, name: str) -> dict:
+    """A Bokeh model's box in the page's viewport (the frame's position added)."""
+    offset = frame.frame_element().bounding_box()
+    box = frame.evaluate(
+        "(name) => { const m = Bokeh.documents[0].get_model_by_name(name);"
+        " const r = Bokeh.index.get_one(m).el.getBoundingClientRect();"
+        " return {x: r.x, y: r.y, width: r.width, height: r.height}; }",
+        name,
+    )
+    return {**box, "x": box["x"] + offset["x"], "y": box["y"] + offset["y"]}
+
+
+def inside(inner: dict, outer: dict, slack: float = 1.0) -> bool:
+    return (
+        inner["x"] >= outer["x"] - slack
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+    )
+
+
+def on_screen(box: dict, height: int) -> bool:
+    return box["y"] >= HEADER_PX - 1 and box["y"] + box["height"] <= height + 1
+
+
+def drag_and_check(page, frame, height: int, t: int = 3, c: int = 0) -> None:
+    """Scroll the page so the weights sit at the top, then: the weights, the blend and slider (t, c) are all
+    on screen; a keyboard move there gives the core's weights."""
+    weights = view_box(frame, "weights")
+    page.evaluate("(y) => window.scrollBy(0, y)", weights["y"] - HEADER_PX)
+    page.wait_for_timeout(100)
+    boxes = {name: view_box(frame, name) for name in ("weights", "blend", f"x-{t}-{c}")}
+    assert all(on_screen(b, height) for b in boxes.values()), boxes
+    handle = frame.locator(".x-slider").nth(t * 3 + c).locator(".noUi-handle")
+    handle.focus()
+    handle.press("ArrowRight")
+    state = HeadState()
+    name = f"x-{t}-{c}"
+    frame.wait_for_function(f"() => Bokeh.documents[0].get_model_by_name({name!r}).value !== {state.X[t][c]}")
+    assert state.set_x(t, c, frame.evaluate(f"() => Bokeh.documents[0].get_model_by_name({name!r}).value"))
+    expected = np.where(state.head.future, np.nan, state.head.weights).ravel()
+    frame.wait_for_function(  # the glue's callbacks run asynchronously: poll until the weights are the core's
+        "(expected) => { const doc = Bokeh.documents[0];"
+        " const v = Array.from(doc.get_model_by_name('weights-cells').data.value);"
+        " return v.length === expected.length && v.every((x, k) => expected[k] === null"
+        " ? (x === null || Number.isNaN(x)) : Math.abs(x - expected[k]) < 1e-9); }",
+        arg=[None if np.isnan(v) else float(v) for v in expected],
+        timeout=10000,
+    )
+    # the move did not scroll the figures away from the slider
+    boxes = {name: view_box(frame, name) for name in ("weights", "blend", name)}
+    assert all(on_screen(b, height) for b in boxes.values()), boxes
+
+
+def column_box(page) -> dict:
+    return page.locator("div[role=main]").bounding_box()
+
+
+def test_fragment_pasted_in_a_book_column(site, browser, artifacts):
+    """The theme's content column is ~820 px wide in a 1280 px window and ~690 px in a 1000 px one; the
+    window is narrowed with the page open, so the frame follows a change of width too."""
+    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
+    page = context.new_page()
+    blocked = local_only(context, site)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{site}/pasted/")
+    frame = explorer_frame(page)
+    for window in (1280, 1000):
+        page.set_viewport_size({"width": window, "height": DESKTOP_HEIGHT})
+        column = column_box(page)
+        assert 600 <= column["width"] <= 950, column
+        # the frame is as tall as its content (nothing scrolls inside it) and fits the column
+        page.wait_for_function(
+            "() => { const f = document.querySelector('.attention-head-embed iframe');"
+            " const d = f.contentDocument.documentElement;"
+            " return d.scrollHeight <= d.clientHeight + 1 && f.clientHeight !== 1500; }"
+        )
+        assert inside(frame.frame_element().bounding_box(), column), window
+        assert frame.evaluate(NO_SIDE_SCROLL)
+        for name in ("weights", "blend", "steps", "scores", "qkv"):
+            assert inside(view_box(frame, name), column), (window, name)
+        page.evaluate("() => window.scrollTo(0, 0)")
+    drag_and_check(page, frame, DESKTOP_HEIGHT)
+    page.screenshot(path=str(artifacts / "book-pasted-1000.png"))
+    assert errors == [] and blocked == [], (errors, blocked)
+    context.close()
+
+
+def test_exported_file_in_an_iframe_of_a_book_column(site, browser, artifacts):
+    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
+    page = context.new_page()
+    blocked = local_only(context, site)
+    page.goto(f"{site}/iframe/")
+    frame = explorer_frame(page)
+    column = column_box(page)
+    assert inside(frame.frame_element().bounding_box(), column)
+    assert frame.evaluate(NO_SIDE_SCROLL)
+    page.screenshot(path=str(artifacts / "book-iframe.png"))
+    drag_and_check(page, frame, DESKTOP_HEIGHT)
+    assert blocked == [], blocked
+    context.close()
+
+
+@pytest.mark.parametrize("where", ["old-before", "old-after"])
+def test_fragment_beside_an_older_bokehjs(site, browser, artifacts, where):
+    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
+    page = context.new_page()
+    blocked = local_only(context, site)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(f"{site}/{where}/")
+    frame = explorer_frame(page)
+    page.wait_for_function("() => window.oldFigureShown === 1", timeout=20000)
+    # the page's own Bokeh is still the older one, and it drew its figure
+    assert page.evaluate("() => Bokeh.version") == OLD_VERSION
+    assert frame.evaluate("() => Bokeh.version") != OLD_VERSION
+    old = page.locator("#old canvas").first.bounding_box()
+    assert old and old["width"] > 300 and old["height"] > 200
+    drag_and_check(page, frame, DESKTOP_HEIGHT)
+    page.locator("#old").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / f"book-{where}.png"))
+    assert errors == [] and blocked == [], (errors, blocked)
+    context.close()
+
+
+# Every figure title (and subtitle) measured in the font it is drawn in, against the room it has from the
+# frame's left edge (where Bokeh starts it) to the canvas' right edge (where Bokeh clips it); and every
+# label in the blend, from its point to the frame edge it faces away from.
+CUT_TEXT = """() => {
+  const ctx = document.createElement("canvas").getContext("2d");
+  const width = (text, style, size, font) => {
+    ctx.font = `${style} ${size} ${font}`;
+    return ctx.measureText(text).width;
+  };
+  const column = (data, name) => Array.from(data instanceof Map ? data.get(name) : data[name]);
+  const cut = [];
+  let titles = 0;
+  for (const m of Bokeh.documents[0].all_models) {
+    if (!m.above) continue;
+    const view = Bokeh.index.get_one(m);
+    if (!view || !view.frame) continue;
+    const room = view.el.getBoundingClientRect().width - view.frame.bbox.left;
+    const own = m.title && m.title.text ? [m.title] : [];
+    for (const t of [...own, ...m.above.filter(a => a.type === "Title")]) {
+      titles += 1;
+      const w = width(t.text, t.text_font_style, t.text_font_size, t.text_font);
+      if (w > room) cut.push(`${m.name}: "${t.text}" needs ${Math.ceil(w)} px, has ${Math.floor(room)}`);
+    }
+    if (m.name === "blend") {
+      const values = Bokeh.documents[0].get_model_by_name("blend-values").data;
+      const xs = column(values, "x"), labels = column(values, "label");
+      const {left, right} = view.frame.bbox, mid = (m.x_range.start + m.x_range.end) / 2;
+      xs.forEach((x, k) => {
+        const sx = view.frame.x_scale.compute(x), w = width(labels[k], "normal", "12px", "helvetica");
+        const ok = x > mid ? sx - 8 - w >= left : sx + 8 + w <= right;
+        if (!ok) cut.push(`blend label ${labels[k]}`);
+      });
+    }
+  }
+  return {titles, cut};
+}"""
+
+
+def check_fits(page, width: int, height: int) -> None:
+    """Nothing past the right edge, no sideways scroll, no cut title or blend label; the weights, the blend
+    and it[0]'s slider on screen together once the weights are scrolled to the top."""
+    assert page.evaluate(NO_SIDE_SCROLL), width
+    edges = page.evaluate(
+        "() => [...document.querySelectorAll('section')].map(s => s.getBoundingClientRect().right)"
+    )
+    assert edges and max(edges) <= width + 1, (width, edges)
+    found = page.evaluate(CUT_TEXT)
+    assert found["titles"] >= 5 and found["cut"] == [], (width, found)
+    top = page.evaluate("() => Bokeh.index.get_one(Bokeh.documents[0].get_model_by_name('weights')).el"
+                        ".getBoundingClientRect().top")
+    page.evaluate("(y) => window.scrollBy(0, y)", top - 4)
+    page.wait_for_timeout(100)
+    for name in ("weights", "blend", "x-3-0"):
+        box = page.evaluate(
+            "(n) => { const r = Bokeh.index.get_one(Bokeh.documents[0].get_model_by_name(n)).el"
+            ".getBoundingClientRect(); return [r.top, r.bottom, r.right]; }", name
+        )
+        assert box[0] >= -1 and box[1] <= height + 1 and box[2] <= width + 1, (width, name, box)
+
+
+@pytest.fixture(scope="module")
+def exported_file(tmp_path_factory):
+    return export(tmp_path_factory.mktemp("alone") / "explorer.html")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with serve(log=tmp_path_factory.mktemp("serve") / "panel.log") as base:
+        yield f"{base}/main"
+
+
+@pytest.mark.parametrize("kind", ["exported", "served"])
+def test_alone_at_phone_tablet_and_desktop_widths(browser, artifacts, request, kind):
+    """Opened on a phone (390 px), then the window widened to 760 and 1400 px."""
+    if kind == "exported":
+        url = request.getfixturevalue("exported_file").as_uri()
+    else:
+        url = request.getfixturevalue("served")
+    context = browser.new_context(viewport={"width": WIDTHS[0], "height": PHONE_HEIGHT})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function(
+        "() => window.Bokeh && Bokeh.documents.length > 0"
+        " && Bokeh.documents[0].get_model_by_name('steps').text.includes('0.13, 0.56, 0.14, 0.18')",
+        timeout=30000,
+    )
+    for width in WIDTHS:
+        height = PHONE_HEIGHT if width < 500 else DESKTOP_HEIGHT
+        page.set_viewport_size({"width": width, "height": height})
+        page.evaluate("() => window.scrollTo(0, 0)")
+        page.wait_for_timeout(400)  # BokehJS lays the roots out again
+        page.screenshot(path=str(artifacts / f"alone-{kind}-{width}.png"), full_page=True)
+        check_fits(page, width, height)
+    assert errors == [], errors
+    context.close()
+
+
+def test_fragment_carries_the_page_intact():
+    """The page travels as a string inside a <script>: nothing in it can end that script early, and it
+    arrives unchanged (plus the script that reports its height)."""
+    page = '<html><body><script>let a = "</script>"; // <!-- <script></script></script>\n</body></html>'
+    block = fragment_html(page)
+    script = block[block.index("<script>") + len("<script>"):block.rindex("</script>")]
+    assert "</script" not in script.lower() and "<!--" not in script
+    assert page_in(block) == with_height_reports(page)
+    assert page_in(block).startswith(page[: page.index("</body>")])
+
+
+def test_many_tokens_on_a_phone(browser, tmp_path, artifacts):
+    """Ten tokens at 390 px: the heatmaps narrow their cells only as far as a number still fits
+    (widgets/matrix_plot.py MIN_CELL_W), then their area scrolls; the page itself never scrolls sideways
+    and no title is cut."""
+    path = export(tmp_path / "tired.html", "tired")
+    context = browser.new_context(viewport={"width": 390, "height": PHONE_HEIGHT})
+    page = context.new_page()
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0"
+                           " && Bokeh.documents[0].get_model_by_name('weights-cells')")
+    page.wait_for_timeout(500)
+    assert page.evaluate(NO_SIDE_SCROLL)
+    assert page.evaluate(CUT_TEXT)["cut"] == []
+    # each cell is at least as wide as the widest number drawn in it
+    cell, number = page.evaluate(
+        "() => { const doc = Bokeh.documents[0], m = doc.get_model_by_name('weights');"
+        " const cell = Bokeh.index.get_one(m).frame.bbox.width / (m.x_range.end - m.x_range.start);"
+        " const ctx = document.createElement('canvas').getContext('2d'); ctx.font = '11px helvetica';"
+        " const data = doc.get_model_by_name('weights-cells').data;"
+        " const texts = Array.from(data instanceof Map ? data.get('text') : data.text);"
+        " return [cell, Math.max(...texts.map(t => ctx.measureText(t).width))]; }"
+    )
+    assert number > 10 and cell >= number + 2, (cell, number)
+    page.screenshot(path=str(artifacts / "alone-exported-390-ten-tokens.png"), full_page=True)
+    context.close()
