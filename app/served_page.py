@@ -11,6 +11,7 @@ import panel as pn
 
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
+from widgets.lab_view import LabView
 from widgets.saturation_view import SaturationView
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +48,8 @@ TEMPLATE = (
 MORE_INTRO = (
     "Two more explorers, one tab each: **Why ÷√d** shows how raw dot products spread out as the head "
     "width d grows, and what dividing by √d does to the weights; **Long-context cost** works out how the "
-    "scores matrix grows with the context length."
+    "scores matrix grows with the context length. **Training lab** shows heads that tiny models grew "
+    "in training, and what happened when a piece of the head was taken away."
 )
 
 
@@ -62,6 +64,7 @@ def going_further():
         ("Going further", pn.pane.Markdown(MORE_INTRO, sizing_mode="stretch_width")),
         ("Why ÷√d", pn.param.ParamFunction(lambda: SaturationView(), lazy=True)),
         ("Long-context cost", pn.param.ParamFunction(lambda: CostView(), lazy=True)),
+        ("Training lab", pn.param.ParamFunction(lambda: LabView(), lazy=True)),  # issue 14
         dynamic=True,  # only the open tab is rendered
     )
 

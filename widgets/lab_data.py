@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from core.attention import attend, causal_mask
-from core.train import LAB_DIR
+from core.train import LAB_DIR, unf16
 from widgets.viewdata import matrix_cells, row_outline, steps_html, view_data, weight_limits
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
@@ -47,10 +47,10 @@ def head_at(run: dict, k: int):
     """The shown head at snapshot k, recomputed by the core from the shipped X, W_Q, W_K, W_V."""
     s, sw = run["snapshots"][k], run["switches"]
     return attend(
-        s["X"],
-        s["W_Q"],
-        s["W_K"],
-        s["W_V"],
+        unf16(s["X"]),
+        unf16(s["W_Q"]),
+        unf16(s["W_K"]),
+        unf16(s["W_V"]),
         scaling=sw["scaling"],
         causal=sw["causal"],
         tied_qk=sw["tied_qk"],
@@ -71,13 +71,13 @@ def lab_view_data(run: dict, k: int, i: int) -> dict:
         out["steps"] = data["steps"] + data["checks"]
         stream = [str(c) for c in range(head.C)]
         dims = [str(c) for c in range(head.d)]
-        W = {"W_Q": np.array(snap["W_Q"]), "W_K": np.array(snap["W_K"])}
+        W = {"W_Q": head.W_Q, "W_K": head.W_K}
         lim = max(1.0, max(float(np.abs(m).max()) for m in W.values()))
         out["W"] = {n: matrix_cells(m, stream, dims) for n, m in W.items()}
         out["W_limits"] = [-lim, lim]
         out["W_shape"] = [head.C, head.d]
     else:
-        A = np.array(snap["maps"][run["shown_layer"]])
+        A = unf16(snap["maps"][str(run["shown_layer"])])
         future = causal_mask(T) if run["switches"]["causal"] else np.zeros((T, T), dtype=bool)
         out["weights"] = matrix_cells(A, labels, labels, future, hidden_text="0")
         out["weights_limits"] = list(weight_limits(A))
@@ -90,7 +90,7 @@ def lab_view_data(run: dict, k: int, i: int) -> dict:
         )
         out["W"], out["W_shape"], out["W_limits"] = None, None, [-1.0, 1.0]
     if run["shape"]["layers"] > 1:
-        A0 = np.array(snap["maps"][0])
+        A0 = unf16(snap["maps"]["0"])
         future = causal_mask(T) if run["switches"]["causal"] else np.zeros((T, T), dtype=bool)
         out["layer0"] = matrix_cells(A0, labels, labels, future, hidden_text="0")
     else:
