@@ -385,7 +385,7 @@ class Run:
 # 32 positions, triggers at their Dirichlet frequency and 1500 steps grew nothing (recall loss 2.9).
 PREV = Shape(V=16, T=12, C=8, d=4, layers=1)
 WIDE = Shape(V=16, T=12, C=16, d=64, layers=1)
-HALVES = Shape(V=24, T=16, C=24, d=8, layers=2)
+HALVES = Shape(V=24, T=16, C=16, d=4, layers=2)
 TRIG = Shape(V=24, T=24, C=24, d=8, layers=2)
 
 RUNS = {
