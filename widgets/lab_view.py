@@ -18,7 +18,7 @@ from bokeh.models import ColumnDataSource, Range1d, Select, Slider
 from bokeh.plotting import figure
 
 from widgets.lab_data import curves, describe, lab_view_data, load_lab
-from widgets.matrix_plot import MatrixPlot
+from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot
 from widgets.style import drop_grid, text_panel
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,20 @@ LINES = (
     ("honest", "generated one token at a time", "#d62728", "dotted"),
     ("uniform", "uniform guess, ln V", "#2ca02c", "dotdash"),
 )
+
+
+class LabMatrix(MatrixPlot):
+    """A MatrixPlot whose numbers are only hidden, never moved to another source.
+
+    The main head swaps the numbers' source to spare BokehJS 64 × 64 hidden texts; here matrices are at
+    most 24 × 8, and each swap makes Bokeh walk the document's whole model graph again (~0.15 s a run
+    switch in the server, measured) as W_Q's numbers come and go between runs of different widths.
+    """
+
+    def show_numbers(self, show: bool) -> None:
+        if self.numbers.visible != show or self.numbers.data_source is not self.source:
+            self.numbers.update(visible=show, data_source=self.source)
+            self.cells.glyph.line_color = CELL_OUTLINE if show else None
 
 
 def snapshot_title(step: int, k: int, n: int) -> str:
@@ -84,11 +98,11 @@ class LabView(pn.viewable.Viewer):
         self.query_select = Select(
             title="Query token", value=str(i), options=query_options(labels), name="lab-query", width=140
         )
-        self.weights = MatrixPlot(
+        self.weights = LabMatrix(
             "The learned head's weights on the probe", {"weights": data["weights"]}, data["weights_limits"],
             labels, labels, kind="weights", name="lab-weights", outline=data["outline"], max_px=560,
         )
-        self.layer0 = MatrixPlot(
+        self.layer0 = LabMatrix(
             "Layer 0's weights on the probe",
             {"weights": data["layer0"] or data["weights"]}, [0.0, 1.0], labels, labels,
             kind="weights", name="lab-layer0", max_px=560,
@@ -96,7 +110,7 @@ class LabView(pn.viewable.Viewer):
         self.layer0.figure.visible = data["layer0"] is not None
         W = data["W"] or {"W_Q": data["weights"], "W_K": data["weights"]}
         rows, cols = self._w_axes(data)
-        self.w = MatrixPlot(
+        self.w = LabMatrix(
             "Learned W_Q and W_K (rows: stream, columns: head)", W, data["W_limits"], rows, cols,
             kind="scores", name="lab-w", row_axis="stream", col_axis="head", max_px=420,
         )
