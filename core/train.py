@@ -375,14 +375,17 @@ class Run:
     honest: bool = False  # also evaluate by generating one token at a time
 
 
-# Sizes. Previous-token family: 16 tokens (ln 16 ≈ 2.77 is far above a learned copy), 12 positions, a
-# stream of 8 and a head of 4, so 20 snapshots of the whole head fit the lab's data budget, W_Q and W_K
-# are small enough to read, and a run takes about a second. The no-scale pair needs the chapter's wide head: d = 64, where raw scores spread ≈ √64 = 8 at
-# initialisation. Repeated halves: 8 random tokens from 24 (a token repeats within the first half in about
-# 3 of 4 sequences, rare enough per position) then the same 8 again. Triggers: 32 positions so a trigger
-# appears ≥ 2 times in most sequences.
-# Triggers: 24 positions, 3 triggers taking 20 % of the next-token mass, 4000 steps: a first try with
-# 32 positions, triggers at their Dirichlet frequency and 1500 steps grew nothing (recall loss 2.9).
+# Sizes, each the smallest at which the claim can show, so a run takes seconds and 20 snapshots of the
+# whole head fit the lab's data budget (static/lab/ ≤ 300 KB, inlined in the export).
+# Previous-token family: 16 tokens (ln 16 ≈ 2.77, far above a learned copy), 12 positions, a stream of 8
+# and a head of 4 (W_Q and W_K small enough to read).
+# The no-scale pair: the chapter's wide head, d = 64, where raw scores spread ≈ √64 = 8 at initialisation.
+# Repeated halves: 8 random tokens from 24 (a token repeats within the first half in about 3 of 4
+# sequences, rare enough per position), then the same 8 again; stream 16, head 4 (at 24 and 8 the scores
+# were the same and the data twice as big).
+# Triggers: 24 positions, 3 triggers taking 20 % of the next-token mass, 4000 steps, stream 24, head 8.
+# A first try with 32 positions, triggers at their Dirichlet frequency and 1500 steps grew nothing
+# (recall loss 2.9); at stream 16 and head 4 the circuit had not formed by step 4000.
 PREV = Shape(V=16, T=12, C=8, d=4, layers=1)
 WIDE = Shape(V=16, T=12, C=16, d=64, layers=1)
 HALVES = Shape(V=24, T=16, C=16, d=4, layers=2)
@@ -435,7 +438,8 @@ RUNS = {
         ),
         Run(
             "no-scale",
-            "Without ÷√d a wide head's softmax is nearly one-hot at initialisation, so the head barely learns.",
+            "Without ÷√d a wide head's softmax is nearly one-hot at initialisation, so the head barely "
+            "learns.",
             "previous-token",
             WIDE,
             Switches(scaling=False),
@@ -571,7 +575,8 @@ def head_snapshot(p, tokens, run: Run) -> dict:
 
 
 def train(run: Run, *, seed: int = 0, steps: int | None = None, record: bool = True) -> dict:
-    """Train `run` from seed; return its curves, scores and (if record) snapshots. Deterministic for a seed."""
+    """Train `run` from seed; return its curves, scores and (if record) snapshots. Deterministic for a "
+    "seed."""
     steps = run.steps if steps is None else steps
     rng = np.random.default_rng(seed)
     p = init_params(run.shape, rng)
@@ -826,8 +831,10 @@ def findings(runs: dict) -> dict:
         out["top-1"] = (
             "reproduced" if e["eval_loss"] > 0.8 * lnV else "not reproduced",
             [
-                f"Held-out loss {e['eval_loss']:.3f} after {r['steps']} steps, against ln {r['shape']['V']} = "
-                f"{lnV:.2f} for a uniform guess and {last('previous-token')['eval_loss']:.3f} for the softmax head; "
+                f"Held-out loss {e['eval_loss']:.3f} after {r['steps']} steps, against ln "
+                f"{r['shape']['V']} = "
+                f"{lnV:.2f} for a uniform guess and {last('previous-token')['eval_loss']:.3f} for the "
+                "softmax head; "
                 f"previous-token score {e['scores'][0]['previous_token']:.2f}."
             ],
         )
@@ -838,15 +845,18 @@ def findings(runs: dict) -> dict:
         out["raw"] = (
             "reproduced" if (np.abs(sums - 1) > 0.1).any() else "not reproduced",
             [
-                f"Held-out loss {e['eval_loss']:.3f} (softmax head: {last('previous-token')['eval_loss']:.3f}, "
+                f"Held-out loss {e['eval_loss']:.3f} (softmax head: "
+                f"{last('previous-token')['eval_loss']:.3f}, "
                 f"uniform guess {math.log(r['shape']['V']):.2f}): "
                 + (
                     "raw weights learned this task too."
                     if e["eval_loss"] < 0.5 * math.log(r["shape"]["V"])
                     else "with raw weights this model did not learn the task."
                 ),
-                f"On the probe the learned weights run from {A.min():.2f} to {A.max():.2f} and the rows sum to "
-                f"{sums.min():.2f}…{sums.max():.2f}, not 1: each output is a scaled combination of values, not "
+                f"On the probe the learned weights run from {A.min():.2f} to {A.max():.2f} and the rows "
+                "sum to "
+                f"{sums.min():.2f}…{sums.max():.2f}, not 1: each output is a scaled combination of values, "
+                "not "
                 f"an average (mean weight on i−1: {e['scores'][0]['previous_token']:.2f}).",
             ],
         )
@@ -865,7 +875,8 @@ def findings(runs: dict) -> dict:
                 f"On sequences that do not repeat, layer 1 still puts {s1['positional']:.2f} on position "
                 f"i − {r['shape']['T'] // 2 - 1} (layer 0: {s0['positional']:.2f}): "
                 + (
-                    "layer 1 finds the spot by position, a positional look-up (the halves always have the same "
+                    "layer 1 finds the spot by position, a positional look-up (the halves always have the "
+                    "same "
                     "length), not the textbook previous-token + induction pair."
                     if positional
                     else "it matches tokens, not positions."
@@ -880,8 +891,10 @@ def findings(runs: dict) -> dict:
             "reproduced" if ok else "not reproduced",
             [
                 f"Training loss {lt:.4f} against {li:.3f} for the masked model ({lt / li:.3f}×).",
-                f"Generating one token at a time, so nothing ahead exists, its loss is {e['honest_loss']:.2f}, "
-                f"against {ei['eval_loss']:.3f} for the masked model and ln {runs['no-mask']['shape']['V']} = "
+                "Generating one token at a time, so nothing ahead exists, its loss is "
+                f"{e['honest_loss']:.2f}, "
+                f"against {ei['eval_loss']:.3f} for the masked model and ln "
+                f"{runs['no-mask']['shape']['V']} = "
                 f"{math.log(runs['no-mask']['shape']['V']):.2f} for a uniform guess.",
             ],
         )
@@ -894,9 +907,11 @@ def findings(runs: dict) -> dict:
             [
                 f"Layer 0: previous-token score {s0['previous_token']:.2f} over all positions, "
                 f"{s0['previous_token_after_triggers']:.2f} on the tokens right after a trigger (where the "
-                f"textbook circuit needs it), duplicate-token {s0['duplicate_token']:.2f}; layer 1: induction score {s1['induction']:.2f} over every "
+                f"textbook circuit needs it), duplicate-token {s0['duplicate_token']:.2f}; layer 1: "
+                f"induction score {s1['induction']:.2f} over every "
                 f"repeated token, {s1['induction_at_triggers']:.2f} at repeated triggers.",
-                f"Loss on the tokens after a repeated trigger: {e['recall_loss']:.2f} (ln {r['shape']['V']} = "
+                f"Loss on the tokens after a repeated trigger: {e['recall_loss']:.2f} (ln "
+                f"{r['shape']['V']} = "
                 f"{math.log(r['shape']['V']):.2f}), over {e['recall_positions']} such positions.",
                 "The textbook pair formed: layer 0 copies the previous token where it matters, layer 1 "
                 "looks up what followed the trigger last time."

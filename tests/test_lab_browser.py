@@ -10,7 +10,10 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 CELLS = """() => {
   for (const doc of Bokeh.documents) {
     const s = doc.get_model_by_name("lab-weights-cells");
-    if (s) { const v = s.data instanceof Map ? s.data.get("value") : s.data.value; return Array.from(v).join(","); }
+    if (s) {
+      const v = s.data instanceof Map ? s.data.get("value") : s.data.value;
+      return Array.from(v).join(",");
+    }
   }
   return null;
 }"""

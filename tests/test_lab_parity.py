@@ -51,5 +51,6 @@ def test_js_lab_matches_python():
         if py["layer0"] is not None:
             np.testing.assert_allclose(
                 np.array(js["layer0"]).ravel()[~np.isnan(py["layer0"]["value"])],
-                np.array(py["layer0"]["value"])[~np.isnan(py["layer0"]["value"])], atol=1e-12,
+                np.array(py["layer0"]["value"])[~np.isnan(py["layer0"]["value"])],
+                atol=1e-12,
             )

@@ -16,7 +16,9 @@ from core.train import RUNS, Shape, Switches, init_params, loss_and_grads, train
 
 EVERY_SWITCH = [
     Switches(scaling=s, causal=c, tied_qk=t, normaliser=n)
-    for s, c, t, n in itertools.product((True, False), (True, False), (True, False), ("softmax", "raw", "top1"))
+    for s, c, t, n in itertools.product(
+        (True, False), (True, False), (True, False), ("softmax", "raw", "top1")
+    )
 ]
 
 
@@ -43,7 +45,9 @@ def finite_difference_error(sw: Switches, seed: int = 0, eps: float = 1e-6) -> f
     return worst
 
 
-@pytest.mark.parametrize("sw", EVERY_SWITCH, ids=lambda s: f"{s.scaling}-{s.causal}-{s.tied_qk}-{s.normaliser}")
+@pytest.mark.parametrize(
+    "sw", EVERY_SWITCH, ids=lambda s: f"{s.scaling}-{s.causal}-{s.tied_qk}-{s.normaliser}"
+)
 def test_backward_matches_finite_differences(sw):
     assert finite_difference_error(sw) <= 1e-6
 
@@ -134,7 +138,8 @@ def test_cli_prints_the_run_line_last(capsys):
     assert tr.main(["top-1", "--steps", "5", "--seed", "2"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert re.fullmatch(
-        r"top-1: loss \d+\.\d{3}, eval loss \d+\.\d{3}, previous-token score \d\.\d{3}, induction score \d\.\d{3}",
+        r"top-1: loss \d+\.\d{3}, eval loss \d+\.\d{3}, "
+        r"previous-token score \d\.\d{3}, induction score \d\.\d{3}",
         lines[-1],
     )
 

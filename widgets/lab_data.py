@@ -19,6 +19,13 @@ from core.train import LAB_DIR, unf16
 from widgets.viewdata import matrix_cells, row_outline, steps_html, view_data, weight_limits
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+# The lab's introduction, the same in the served page and the export.
+LAB_INTRO = (
+    "<p>Tiny attention-only transformers trained in numpy (<code>python -m core.train</code>) on tasks where "
+    "one of the chapter's claims should show. Pick a run, slide through its snapshots to watch the head's "
+    "pattern form on a probe sequence, and compare its loss with the full head's. Tokens are shown as "
+    "letters.</p>"
+)
 VERDICT_TEXT = {
     "reproduced": "Reproduced at this size.",
     "partly": "Partly reproduced at this size.",
@@ -83,7 +90,8 @@ def lab_view_data(run: dict, k: int, i: int) -> dict:
         out["weights_limits"] = list(weight_limits(A))
         shape = run["shape"]
         out["steps"] = (
-            f"<p>This head is {shape['d']} wide: its W_Q and W_K ({shape['C']} × {shape['d']}) are not shipped "
+            f"<p>This head is {shape['d']} wide: its W_Q and W_K ({shape['C']} × {shape['d']}) are not "
+            "shipped "
             f"(too large to read or to inline), only its weights on the probe. Row {i} ({labels[i]}): "
             + ", ".join(f"{w:.2f}" for w in A[i][: i + 1 if run["switches"]["causal"] else T])
             + ".</p>"
@@ -155,7 +163,8 @@ def describe(run: dict, index: dict) -> str:
     showed = "".join(f"<li>{html.escape(s)}</li>" for s in f["showed"])
     return (
         f'<p class="claim"><b>The claim:</b> {html.escape(run["claim"])}</p>'
-        f'<p class="verdict"><b>{html.escape(VERDICT_TEXT.get(f["verdict"], ""))}</b> What this run showed:</p>'
+        f'<p class="verdict"><b>{html.escape(VERDICT_TEXT.get(f["verdict"], ""))}</b> What this run '
+        "showed:</p>"
         f'<ul>{showed}</ul><p class="setup">{html.escape(setup)}</p>'
     )
 

@@ -17,18 +17,13 @@ from bokeh.layouts import column, row
 from bokeh.models import ColumnDataSource, Range1d, Select, Slider
 from bokeh.plotting import figure
 
-from widgets.lab_data import curves, describe, lab_view_data, load_lab
+from widgets.lab_data import LAB_INTRO, curves, describe, lab_view_data, load_lab
 from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot
 from widgets.style import drop_grid, text_panel
 
 log = logging.getLogger(__name__)
 
-INTRO = (
-    "<h3>Training lab</h3><p>Tiny attention-only transformers trained in numpy (<code>python -m core.train"
-    "</code>) on tasks where one of the chapter's claims should show. Pick a run, slide through its "
-    "snapshots to watch the head's pattern form on a probe sequence, and compare its loss with the full "
-    "head's. Tokens are shown as letters.</p>"
-)
+INTRO = "<h3>Training lab</h3>" + LAB_INTRO
 # The loss lines: source name, legend label, colour, dash.
 LINES = (
     ("train", "this run: training loss", "#1f77b4", "solid"),
@@ -92,33 +87,61 @@ class LabView(pn.viewable.Viewer):
             title="Run", value=s.run, options=list(self.index["runs"]), name="lab-run", width=220
         )
         self.snap_slider = Slider(
-            start=0, end=n - 1, step=1, value=k, title=snapshot_title(data["step"], k, n),
-            name="lab-snapshot", width=320, show_value=False,
+            start=0,
+            end=n - 1,
+            step=1,
+            value=k,
+            title=snapshot_title(data["step"], k, n),
+            name="lab-snapshot",
+            width=320,
+            show_value=False,
         )
         self.query_select = Select(
             title="Query token", value=str(i), options=query_options(labels), name="lab-query", width=140
         )
         self.weights = LabMatrix(
-            "The learned head's weights on the probe", {"weights": data["weights"]}, data["weights_limits"],
-            labels, labels, kind="weights", name="lab-weights", outline=data["outline"], max_px=560,
+            "The learned head's weights on the probe",
+            {"weights": data["weights"]},
+            data["weights_limits"],
+            labels,
+            labels,
+            kind="weights",
+            name="lab-weights",
+            outline=data["outline"],
+            max_px=560,
         )
         self.layer0 = LabMatrix(
             "Layer 0's weights on the probe",
-            {"weights": data["layer0"] or data["weights"]}, [0.0, 1.0], labels, labels,
-            kind="weights", name="lab-layer0", max_px=560,
+            {"weights": data["layer0"] or data["weights"]},
+            [0.0, 1.0],
+            labels,
+            labels,
+            kind="weights",
+            name="lab-layer0",
+            max_px=560,
         )
         self.layer0.figure.visible = data["layer0"] is not None
         W = data["W"] or {"W_Q": data["weights"], "W_K": data["weights"]}
         rows, cols = self._w_axes(data)
         self.w = LabMatrix(
-            "Learned W_Q and W_K (rows: stream, columns: head)", W, data["W_limits"], rows, cols,
-            kind="scores", name="lab-w", row_axis="stream", col_axis="head", max_px=420,
+            "Learned W_Q and W_K (rows: stream, columns: head)",
+            W,
+            data["W_limits"],
+            rows,
+            cols,
+            kind="scores",
+            name="lab-w",
+            row_axis="stream",
+            col_axis="head",
+            max_px=420,
         )
         self.w.figure.visible = data["W"] is not None
         self.steps = text_panel(data["steps"], name="lab-steps", width=560)
         self.text = text_panel(describe(run, self.index), name="lab-text", width=900)
-        self.curve_sources = {name: ColumnDataSource(cols_, name=f"lab-{name}") for name, cols_ in
-                              curves(run, self.runs).items()}
+        self.curve_sources = {
+            name: ColumnDataSource(cols_, name=f"lab-{name}")
+            for name, cols_ in curves(run, self.runs).items()
+        }
         self.curves = self._curves_figure(run)
         self._shape = (run["name"],)
         self._syncing = False
@@ -130,8 +153,10 @@ class LabView(pn.viewable.Viewer):
             row(self.run_select, self.snap_slider, self.query_select),
             self.text,
             row(self.weights.figure, self.layer0.figure),
-            row(column(text_panel("<h3>The steps for the chosen query</h3>", width=560), self.steps),
-                self.w.figure),
+            row(
+                column(text_panel("<h3>The steps for the chosen query</h3>", width=560), self.steps),
+                self.w.figure,
+            ),
             self.curves,
             name="lab",
         )
@@ -145,15 +170,28 @@ class LabView(pn.viewable.Viewer):
 
     def _curves_figure(self, run):
         fig = figure(
-            title="Loss during training", width=900, height=320, x_axis_label="step",
-            y_axis_label="cross-entropy (nats)", tools="save", name="lab-curves",
-            x_range=Range1d(0, run["steps"]), y_range=Range1d(0, self._y_top(run)),
+            title="Loss during training",
+            width=900,
+            height=320,
+            x_axis_label="step",
+            y_axis_label="cross-entropy (nats)",
+            tools="save",
+            name="lab-curves",
+            x_range=Range1d(0, run["steps"]),
+            y_range=Range1d(0, self._y_top(run)),
         )
         fig.toolbar.logo = None
         drop_grid(fig)
         for name, label, colour, dash in LINES:
-            fig.line("x", "y", source=self.curve_sources[name], color=colour, line_dash=dash,
-                     line_width=2, legend_label=label)
+            fig.line(
+                "x",
+                "y",
+                source=self.curve_sources[name],
+                color=colour,
+                line_dash=dash,
+                line_width=2,
+                legend_label=label,
+            )
         fig.legend.location = "top_right"
         fig.legend.label_text_font_size = "11px"
         return fig
@@ -186,8 +224,14 @@ class LabView(pn.viewable.Viewer):
         labels = data["labels"]
         reshape = self._shape != (run["name"],)
         with pn.io.hold():
-            self.weights.update({"weights": data["weights"]}, data["weights_limits"], labels, labels,
-                                outline=data["outline"], reshape=reshape)
+            self.weights.update(
+                {"weights": data["weights"]},
+                data["weights_limits"],
+                labels,
+                labels,
+                outline=data["outline"],
+                reshape=reshape,
+            )
             if data["layer0"] is not None:
                 self.layer0.update({"weights": data["layer0"]}, [0.0, 1.0], labels, labels, reshape=reshape)
             self.layer0.figure.visible = data["layer0"] is not None
