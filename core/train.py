@@ -383,7 +383,8 @@ class Run:
 # Repeated halves: 8 random tokens from 24 (a token repeats within the first half in about 3 of 4
 # sequences, rare enough per position), then the same 8 again; stream 16, head 4 (at 24 and 8 the scores
 # were the same and the data twice as big).
-# Triggers: 24 positions, 3 triggers taking 20 % of the next-token mass, 4000 steps, stream 24, head 8.
+# Triggers: 24 positions, 3 triggers taking 20 % of the next-token mass, 3000 steps, stream 24, head 8
+# (the pair forms suddenly, between steps ~1800 and ~2500).
 # A first try with 32 positions, triggers at their Dirichlet frequency and 1500 steps grew nothing
 # (recall loss 2.9); at stream 16 and head 4 the circuit had not formed by step 4000.
 PREV = Shape(V=16, T=12, C=8, d=4, layers=1)
@@ -474,7 +475,7 @@ RUNS = {
             "feeding an induction head.",
             "triggers",
             TRIG,
-            steps=4000,
+            steps=3000,
             about=(0, 1),
             shown_layer=1,
         ),
