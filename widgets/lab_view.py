@@ -91,7 +91,7 @@ class LabView(pn.viewable.Viewer):
             end=n - 1,
             step=1,
             value=k,
-            title=snapshot_title(data["step"], k, n),
+            title="Snapshot (drag to watch the pattern form)",
             name="lab-snapshot",
             width=320,
             show_value=False,
@@ -136,8 +136,13 @@ class LabView(pn.viewable.Viewer):
             max_px=420,
         )
         self.w.figure.visible = data["W"] is not None
-        self.steps = text_panel(data["steps"], name="lab-steps", width=560)
-        self.text = text_panel(describe(run, self.index), name="lab-text", width=900)
+        # A fixed size: a text panel that changes size makes Bokeh re-lay out the whole lab on every move.
+        self.steps = text_panel(
+            self._steps_html(data, k, n), name="lab-steps", width=560, height=640, styles={"overflow": "auto"}
+        )
+        self.text = text_panel(
+            describe(run, self.index), name="lab-text", width=900, height=230, styles={"overflow": "auto"}
+        )
         self.curve_sources = {
             name: ColumnDataSource(cols_, name=f"lab-{name}")
             for name, cols_ in curves(run, self.runs).items()
@@ -160,6 +165,11 @@ class LabView(pn.viewable.Viewer):
             self.curves,
             name="lab",
         )
+
+    @staticmethod
+    def _steps_html(data, k: int, n: int) -> str:
+        """The snapshot's step, then the chosen query's steps (the slider's own title stays the same)."""
+        return f'<p class="lab-snapshot">{snapshot_title(data["step"], k, n)}</p>' + data["steps"]
 
     @staticmethod
     def _w_axes(data):
@@ -239,8 +249,7 @@ class LabView(pn.viewable.Viewer):
                 rows, cols = self._w_axes(data)
                 self.w.update(data["W"], data["W_limits"], rows, cols, reshape=reshape)
             self.w.figure.visible = data["W"] is not None
-            self.steps.text = data["steps"]
-            self.snap_slider.title = snapshot_title(data["step"], k, n)
+            self.steps.text = self._steps_html(data, k, n)
             if reshape:
                 self.text.text = describe(run, self.index)
                 for name, cols_ in curves(run, self.runs).items():
