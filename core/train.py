@@ -962,7 +962,7 @@ def main(argv=None) -> int:
             _, line = write_run(name, seed=args.seed, steps=args.steps)
         else:
             line = final_line(train(RUNS[name], seed=args.seed, steps=args.steps, record=False))
-        print(f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+        print(f"{name}: trained in {time.perf_counter() - t0:.1f} s")
         print(line, flush=True)
     if args.all or args.write:
         write_index()
