@@ -46,7 +46,7 @@ TEMPLATE = (
 
 
 MORE_INTRO = (
-    "Two more explorers, one tab each: **Why ÷√d** shows how raw dot products spread out as the head "
+    "Three more explorers, one tab each: **Why ÷√d** shows how raw dot products spread out as the head "
     "width d grows, and what dividing by √d does to the weights; **Long-context cost** works out how the "
     "scores matrix grows with the context length. **Training lab** shows heads that tiny models grew "
     "in training, and what happened when a piece of the head was taken away."
@@ -54,7 +54,7 @@ MORE_INTRO = (
 
 
 def going_further():
-    """Two further explorers, each built the first time its tab is opened.
+    """The further explorers, each built the first time its tab is opened.
 
     Nothing of them is made or drawn before that: with their figures on the
     page, every slider move of the head explorer took ~30 ms more browser time
