@@ -237,7 +237,7 @@ class ExportPage:
             root, scripts = build()
             self.roots[root.name] = root
             self.extra_scripts.extend(scripts)
-        self.extra_roots = tuple(self.roots)[len(self.roots) - len(EXTRA_PARTS):]
+        self.extra_roots = tuple(self.roots)[len(self.roots) - len(EXTRA_PARTS) :]
         self.config = {
             **logic_config(state),
             "notes": {name: preset_note(name) for name in [*PRESETS, ""]},
@@ -318,18 +318,27 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
     scripts = head_scripts(page.extra_scripts)
     parts = page.areas()
     template = get_env().from_string(TEMPLATE)
-    return file_html(
-        doc,
-        resources=RESOURCES,
-        title=TITLE,
-        template=template,
-        template_variables={
-            "head_scripts": scripts,
-            "page_css": page_css(),
-            "header": header_html(),
-            "areas": parts,
-        },
+    return with_lab(
+        file_html(
+            doc,
+            resources=RESOURCES,
+            title=TITLE,
+            template=template,
+            template_variables={
+                "head_scripts": scripts,
+                "page_css": page_css(),
+                "header": header_html(),
+                "areas": parts,
+            },
+        )
     )
+
+
+def with_lab(page_html: str) -> str:
+    """The page with the training lab after the head (app/export_lab.py: its data and script)."""
+    from app.export_lab import with_lab as add
+
+    return add(page_html)
 
 
 def export(out: Path | str, preset: str | Preset = "chapter", **kwargs) -> Path:

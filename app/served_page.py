@@ -11,7 +11,8 @@ import panel as pn
 
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
-from widgets.going_further import COST_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
+from widgets.going_further import COST_TITLE, LAB_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
+from widgets.lab_view import LabView
 from widgets.saturation_view import SaturationView
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +47,7 @@ TEMPLATE = (
 
 
 def going_further():
-    """Two further explorers, each built the first time its tab is opened.
+    """The further explorers, each built the first time its tab is opened.
 
     Nothing of them is made or drawn before that: with their figures on the
     page, every slider move of the head explorer took ~30 ms more browser time
@@ -56,6 +57,7 @@ def going_further():
         (TAB_TITLE, pn.pane.Markdown(MORE_INTRO, sizing_mode="stretch_width")),
         (SATURATION_TITLE, pn.param.ParamFunction(lambda: SaturationView(), lazy=True)),
         (COST_TITLE, pn.param.ParamFunction(lambda: CostView(), lazy=True)),
+        (LAB_TITLE, pn.param.ParamFunction(lambda: LabView(), lazy=True)),
         dynamic=True,  # only the open tab is rendered
     )
 

@@ -7,9 +7,11 @@ export's tab strip (MORE_INTRO's **bold** becomes <b>).
 TAB_TITLE = "Going further"
 SATURATION_TITLE = "Why ÷√d"
 COST_TITLE = "Long-context cost"
+LAB_TITLE = "Training lab"
 
 MORE_INTRO = (
-    "Two more explorers, one tab each: **Why ÷√d** shows how raw dot products spread out as the head "
+    "Three more explorers: **Why ÷√d** shows how raw dot products spread out as the head "
     "width d grows, and what dividing by √d does to the weights; **Long-context cost** works out how the "
-    "scores matrix grows with the context length."
+    "scores matrix grows with the context length; the **Training lab** shows heads that tiny models grew "
+    "in training, and what happened when a piece of the head was taken away."
 )

@@ -1,0 +1,126 @@
+"""The training lab's repaint against the main head's, in the same page and the same run, interleaved.
+
+For the static export and for the served page: rounds of A (the main head: a token slider moves, until the
+weights heatmap's source changed and a frame was drawn), B (the lab: the snapshot slider moves, until the
+lab's weights changed and a frame was drawn), C (the lab: another run is picked, same end point).
+The medians' ratios B/A and C/A are the result (target ≤ 1.25). Writes bench/RESULTS-lab.md's table rows
+to stdout.
+
+    python bench/bench_lab.py [--rounds 3] [--moves 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+from app.export import export  # noqa: E402
+from bench.bench_export import MOVES_JS  # noqa: E402
+from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, serve  # noqa: E402
+
+RUNS = ["previous-token", "induction", "tied-qk", "no-mask", "top-1"]
+
+EXPORT_LAB_JS = """
+async ([n, kind, runs]) => {
+  const box = document.querySelector('#training-lab');
+  const slider = box.querySelector('input.lab-snapshot'), select = box.querySelector('select.lab-run');
+  const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  const times = [];
+  await frame();
+  for (let k = 0; k < n; k++) {
+    const t0 = performance.now();
+    if (kind === 'snapshot') {
+      slider.value = String((Number(slider.value) + 7) % (Number(slider.max) + 1));
+      slider.dispatchEvent(new Event('input'));
+    } else {
+      select.value = runs[k % runs.length];
+      select.dispatchEvent(new Event('change'));
+    }
+    await frame();
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+"""
+
+SERVED_LAB_JS = """
+async ([n, kind, runs]) => {
+  let doc = null;
+  for (const d of Bokeh.documents) if (d.get_model_by_name('lab-snapshot')) doc = d;
+  const slider = doc.get_model_by_name('lab-snapshot'), select = doc.get_model_by_name('lab-run');
+  const src = doc.get_model_by_name('lab-weights-cells');
+  const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  let pending = null;
+  src.change.connect(() => { if (pending) { const r = pending; pending = null; r(); } });
+  const times = [];
+  await frame();
+  for (let k = 0; k < n; k++) {
+    const changed = new Promise(r => { pending = r; });
+    const t0 = performance.now();
+    if (kind === 'snapshot') slider.value = (slider.value + 7) % (slider.end + 1);
+    else select.value = runs[(runs.indexOf(select.value) + 1) % runs.length];
+    await Promise.race([changed, new Promise((_, no) => setTimeout(() => no(new Error('timeout')), 10000))]);
+    await frame();
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+"""
+
+
+def rounds(page, lab_js: str, n_rounds: int, moves: int) -> dict:
+    out = {"main head": [], "lab snapshot": [], "lab run": []}
+    for _ in range(n_rounds):
+        out["main head"] += page.evaluate(MOVES_JS, moves)
+        out["lab snapshot"] += page.evaluate(lab_js, [moves, "snapshot", RUNS])
+        out["lab run"] += page.evaluate(lab_js, [moves, "run", RUNS])
+    return out
+
+
+def report(where: str, times: dict) -> list[str]:
+    base = statistics.median(times["main head"])
+    lines = []
+    for name, t in times.items():
+        m = statistics.median(t)
+        lines.append(f"| {where} | {name} | {len(t)} | {m:.1f} | {m / base:.2f} |")
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--moves", type=int, default=20)
+    args = parser.parse_args(argv)
+    lines = ["| page | what moves | moves | median ms | ÷ main head |", "| --- | --- | --- | --- | --- |"]
+    with sync_playwright() as p, tempfile.TemporaryDirectory() as tmp:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1500})
+        out = export(Path(tmp) / "explorer.html")
+        page.goto(out.as_uri())
+        page.wait_for_selector("#training-lab table[data-name=weights]")
+        lines += report("export", rounds(page, EXPORT_LAB_JS, args.rounds, args.moves))
+        page.close()
+        with serve("app/main.py") as base:
+            page = browser.new_page(viewport={"width": 1400, "height": 1500})
+            page.goto(f"{base}/main")
+            page.locator(".bk-tab", has_text="Training lab").click()
+            page.wait_for_function(
+                "() => Bokeh.documents.some(d => d.get_model_by_name('lab-weights-cells'))", timeout=60000
+            )
+            page.wait_for_timeout(1000)
+            lines += report("served", rounds(page, SERVED_LAB_JS, args.rounds, args.moves))
+        browser.close()
+    print("\n".join(lines))
+    print(f"load average: {Path('/proc/loadavg').read_text().strip()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,252 @@
+/*
+ * The training lab in the exported page: pure DOM, drawn from the shipped runs (static/lab/*.json, inlined
+ * by app/export_lab.py). The shown head is recomputed at each snapshot by the JavaScript port of the core
+ * (static/attention.js, `AttentionHead.attend` and `viewData`), as widgets/lab_data.py does with the numpy
+ * core in the served page; the claim and findings text comes made by Python, inlined with the data.
+ *
+ * In a page it defines the global `TrainingLab`; in Node, require() returns the same object.
+ */
+(function (root, factory) {
+  if (typeof module === 'object' && module.exports) module.exports = factory(require('./attention.js'));
+  else root.TrainingLab = factory(root.AttentionHead);
+})(typeof self !== 'undefined' ? self : this, function (AttentionHead) {
+  'use strict';
+
+  const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
+  const LINES = [ // as widgets/lab_view.py LINES: source, label, colour, dash
+    ['train', 'this run: training loss', '#1f77b4', ''],
+    ['eval', 'this run: held-out loss', '#1f77b4', '6 4'],
+    ['full train', 'full head: training loss', '#7f7f7f', ''],
+    ['full eval', 'full head: held-out loss', '#7f7f7f', '6 4'],
+    ['honest', 'generated one token at a time', '#d62728', '2 3'],
+    ['uniform', 'uniform guess, ln V', '#2ca02c', '8 3 2 3'],
+  ];
+
+  // --- data ------------------------------------------------------------------
+
+  function halfToFloat(h) {
+    const sign = h & 0x8000 ? -1 : 1;
+    const exp = (h >> 10) & 0x1f;
+    const frac = h & 0x3ff;
+    if (exp === 0) return sign * Math.pow(2, -14) * (frac / 1024);
+    if (exp === 31) return frac ? NaN : sign * Infinity;
+    return sign * Math.pow(2, exp - 15) * (1 + frac / 1024);
+  }
+
+  /** A matrix shipped as {shape, f16: base64 of little-endian halves} (core.train.f16), as rows. */
+  function unf16(m) {
+    const bytes = typeof atob === 'function' ? atob(m.f16) : Buffer.from(m.f16, 'base64').toString('binary');
+    const [rows, cols] = m.shape;
+    const out = [];
+    for (let i = 0; i < rows; i++) {
+      const r = [];
+      for (let j = 0; j < cols; j++) {
+        const k = 2 * (i * cols + j);
+        r.push(halfToFloat(bytes.charCodeAt(k) | (bytes.charCodeAt(k + 1) << 8)));
+      }
+      out.push(r);
+    }
+    return out;
+  }
+
+  function tokenLabels(probe) {
+    return probe.map((t) => ALPHABET[t]);
+  }
+
+  function causalFuture(T, causal) {
+    return Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => causal && j > i));
+  }
+
+  /** What the lab shows for snapshot k, query i: widgets/lab_data.lab_view_data's numbers. */
+  function labViewData(run, k, i) {
+    const labels = tokenLabels(run.probe);
+    const T = labels.length;
+    const snap = run.snapshots[k];
+    const sw = run.switches;
+    const out = { labels: labels, step: snap.step, query: i };
+    if (snap.W_Q) {
+      const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), {
+        scaling: sw.scaling, causal: sw.causal, tied_qk: sw.tied_qk, normaliser: sw.normaliser,
+      });
+      const data = AttentionHead.viewData(head, i, labels);
+      out.weights = head.weights;
+      out.future = head.future;
+      out.steps = data.steps + data.checks;
+      out.W = { W_Q: head.W_Q, W_K: head.W_K };
+    } else {
+      const A = unf16(snap.maps[String(run.shown_layer)]);
+      out.weights = A;
+      out.future = causalFuture(T, sw.causal);
+      const shown = A[i].slice(0, sw.causal ? i + 1 : T).map((w) => w.toFixed(2)).join(', ');
+      out.steps = `<p>This head is ${run.shape.d} wide: its W_Q and W_K (${run.shape.C} × ${run.shape.d}) ` +
+        `are not shipped (too large to read or to inline), only its weights on the probe. Row ${i} ` +
+        `(${labels[i]}): ${shown}.</p>`;
+      out.W = null;
+    }
+    out.layer0 = run.shape.layers > 1 ? unf16(snap.maps['0']) : null;
+    return out;
+  }
+
+  function curves(run, runs) {
+    const lines = (r) => ({
+      train: { x: r.curve.step, y: r.curve.loss },
+      eval: { x: r.evals.map((e) => e.step), y: r.evals.map((e) => e.eval_loss) },
+    });
+    const own = lines(run);
+    const other = runs[run.compare] ? lines(runs[run.compare]) : { train: { x: [], y: [] }, eval: { x: [], y: [] } };
+    const honest = run.evals[0].honest_loss !== undefined
+      ? { x: run.evals.map((e) => e.step), y: run.evals.map((e) => e.honest_loss) } : { x: [], y: [] };
+    const lnV = Math.log(run.shape.V);
+    return {
+      train: own.train, eval: own.eval, 'full train': other.train, 'full eval': other.eval, honest: honest,
+      uniform: { x: [0, run.steps], y: [lnV, lnV] },
+    };
+  }
+
+  // --- drawing -----------------------------------------------------------------
+
+  function el(tag, attrs = {}, children = []) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (k === 'text') e.textContent = v;
+      else if (k === 'html') e.innerHTML = v;
+      else e.setAttribute(k, v);
+    }
+    children.forEach((c) => e.appendChild(c));
+    return e;
+  }
+
+  function blue(w) { // 0 → white, 1 → dark blue (weights beyond 0..1, from raw scores, are clipped)
+    const t = Math.max(0, Math.min(1, w));
+    const mix = (a, b) => Math.round(a + (b - a) * t);
+    return `rgb(${mix(247, 8)},${mix(251, 48)},${mix(255, 107)})`;
+  }
+
+  function diverging(v, limit) { // blue for negative, red for positive, white at 0
+    const t = Math.max(-1, Math.min(1, v / limit));
+    const a = Math.abs(t);
+    const mix = (x, y) => Math.round(x + (y - x) * a);
+    return t < 0 ? `rgb(${mix(247, 33)},${mix(247, 102)},${mix(247, 172)})` : `rgb(${mix(247, 178)},${mix(247, 24)},${mix(247, 43)})`;
+  }
+
+  /** A matrix as a table of coloured cells with their numbers; `outlineRow` frames the query's row. */
+  function heatmap(table, M, rowLabels, colLabels, options) {
+    const { hidden = null, colour, outlineRow = -1, name } = options;
+    table.textContent = '';
+    table.className = 'lab-heatmap';
+    table.dataset.name = name;
+    const head = el('tr', {}, [el('th')].concat(colLabels.map((c) => el('th', { text: c, scope: 'col' }))));
+    table.appendChild(head);
+    M.forEach((r, i) => {
+      const tr = el('tr', i === outlineRow ? { class: 'query-row' } : {}, [el('th', { text: rowLabels[i], scope: 'row' })]);
+      r.forEach((v, j) => {
+        const masked = hidden && hidden[i][j];
+        const td = el('td', { text: masked ? '0' : AttentionHead.fmt(v) });
+        td.style.background = masked ? '#d4d4d4' : colour(v);
+        if (!masked && Math.abs(colour === blue ? v : 0) > 0.6) td.style.color = '#fff';
+        td.dataset.value = masked ? 'masked' : String(v);
+        tr.appendChild(td);
+      });
+      table.appendChild(tr);
+    });
+  }
+
+  function lossChart(svg, lines, steps) {
+    const W = 880, H = 300, L = 50, R = 250, T = 20, B = 40;
+    const ys = [].concat(...Object.values(lines).map((l) => l.y)).filter((y) => y !== null && y !== undefined);
+    const top = 1.1 * Math.max(1, ...ys);
+    const x = (s) => L + (W - L - R) * (s / steps);
+    const y = (v) => T + (H - T - B) * (1 - v / top);
+    const parts = [`<rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="none" stroke="#ccc"/>`];
+    for (let k = 0; k <= 4; k++) {
+      const v = (top * k) / 4;
+      parts.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(1)}</text>`);
+      const s = Math.round((steps * k) / 4);
+      parts.push(`<text x="${x(s)}" y="${H - B + 16}" text-anchor="middle" font-size="11">${s}</text>`);
+    }
+    parts.push(`<text x="${(L + W - R) / 2}" y="${H - 4}" text-anchor="middle" font-size="12">step</text>`);
+    LINES.forEach(([name, label, colour, dash], n) => {
+      const l = lines[name];
+      if (l.x.length) {
+        const pts = l.x.map((s, k) => `${x(s).toFixed(1)},${y(l.y[k]).toFixed(1)}`).join(' ');
+        parts.push(`<polyline data-line="${name}" points="${pts}" fill="none" stroke="${colour}" stroke-width="2" stroke-dasharray="${dash}"/>`);
+      }
+      const ly = T + 14 + 18 * n;
+      parts.push(`<line x1="${W - R + 10}" x2="${W - R + 40}" y1="${ly}" y2="${ly}" stroke="${colour}" stroke-width="2" stroke-dasharray="${dash}"/>`);
+      parts.push(`<text x="${W - R + 46}" y="${ly + 4}" font-size="11"${l.x.length ? '' : ' fill="#aaa"'}>${AttentionHead.escapeHtml(label)}</text>`);
+    });
+    svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+    svg.setAttribute('width', W);
+    svg.setAttribute('height', H);
+    svg.innerHTML = parts.join('');
+  }
+
+  /** Build the lab into `container` from `lab` = {runs: {name: run}, order: [...], described: {name: html}}. */
+  function mount(container, lab) {
+    const state = { run: lab.order[0], k: -1, i: -1 };
+    const runSelect = el('select', { 'aria-label': 'Run', class: 'lab-run' },
+      lab.order.map((n) => el('option', { value: n, text: n })));
+    const slider = el('input', { type: 'range', min: '0', step: '1', class: 'lab-snapshot', 'aria-label': 'Snapshot' });
+    const sliderLabel = el('span', { class: 'lab-snapshot-label' });
+    const querySelect = el('select', { 'aria-label': 'Query token', class: 'lab-query' });
+    const text = el('div', { class: 'lab-text' });
+    const weights = el('table'), layer0 = el('table'), wq = el('table'), wk = el('table');
+    const layer0Box = el('div', { class: 'lab-figure' }, [el('h4', { text: "Layer 0's weights on the probe" }), layer0]);
+    const wBox = el('div', { class: 'lab-figure' }, [el('h4', { text: 'Learned W_Q (rows: stream, columns: head)' }), wq,
+      el('h4', { text: 'Learned W_K' }), wk]);
+    const steps = el('div', { class: 'lab-steps' });
+    const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+    svg.setAttribute('class', 'lab-curves');
+    container.appendChild(el('div', { class: 'lab-controls' }, [
+      el('label', {}, [document.createTextNode('Run '), runSelect]),
+      el('label', {}, [sliderLabel, slider]),
+      el('label', {}, [document.createTextNode('Query token '), querySelect]),
+    ]));
+    container.appendChild(text);
+    container.appendChild(el('div', { class: 'lab-row' }, [
+      el('div', { class: 'lab-figure' }, [el('h4', { text: "The learned head's weights on the probe" }), weights]), layer0Box]));
+    container.appendChild(el('div', { class: 'lab-row' }, [
+      el('div', { class: 'lab-figure' }, [el('h4', { text: 'The steps for the chosen query' }), steps]), wBox]));
+    container.appendChild(el('div', { class: 'lab-figure' }, [el('h4', { text: 'Loss during training' }), svg]));
+
+    function draw(reshape) {
+      const run = lab.runs[state.run];
+      const n = run.snapshots.length;
+      const k = ((state.k % n) + n) % n;
+      const i = ((state.i % run.probe.length) + run.probe.length) % run.probe.length;
+      const data = labViewData(run, k, i);
+      const labels = data.labels;
+      if (reshape) {
+        text.innerHTML = lab.described[state.run];
+        slider.max = String(n - 1);
+        querySelect.textContent = '';
+        labels.forEach((t, q) => querySelect.appendChild(el('option', { value: String(q), text: `${q}: ${t}` })));
+        lossChart(svg, curves(run, lab.runs), run.steps);
+      }
+      slider.value = String(k);
+      querySelect.value = String(i);
+      sliderLabel.textContent = `Snapshot ${k + 1} of ${n}: step ${data.step} `;
+      heatmap(weights, data.weights, labels, labels, { hidden: data.future, colour: blue, outlineRow: i, name: 'weights' });
+      layer0Box.style.display = data.layer0 ? '' : 'none';
+      if (data.layer0) heatmap(layer0, data.layer0, labels, labels, { hidden: causalFuture(labels.length, run.switches.causal), colour: blue, name: 'layer0' });
+      wBox.style.display = data.W ? '' : 'none';
+      if (data.W) {
+        const limit = Math.max(1, ...data.W.W_Q.flat().map(Math.abs), ...data.W.W_K.flat().map(Math.abs));
+        const rows = data.W.W_Q.map((_, c) => String(c)), cols = data.W.W_Q[0].map((_, c) => String(c));
+        heatmap(wq, data.W.W_Q, rows, cols, { colour: (v) => diverging(v, limit), name: 'W_Q' });
+        heatmap(wk, data.W.W_K, rows, cols, { colour: (v) => diverging(v, limit), name: 'W_K' });
+      }
+      steps.innerHTML = data.steps;
+      container.dataset.run = state.run;
+      container.dataset.snapshot = String(k);
+    }
+
+    runSelect.addEventListener('change', () => { state.run = runSelect.value; state.k = -1; state.i = -1; draw(true); });
+    slider.addEventListener('input', () => { state.k = Number(slider.value); draw(false); });
+    querySelect.addEventListener('change', () => { state.i = Number(querySelect.value); draw(false); });
+    draw(true);
+    return { state: state, draw: draw };
+  }
+
+  return { unf16, labViewData, curves, mount, tokenLabels };
+});

@@ -1,0 +1,269 @@
+"""The training lab: heads trained by core/train.py, shown with the main head's figures.
+
+Pick a run, slide through its snapshots and watch the head's pattern form on a probe sequence; the loss
+curves set each ablation against the full head it changes; the text says what the chapter claims and
+what the run showed, in numbers computed by core.train from the run's own data. Every figure is built
+once; a change of run, snapshot or query rewrites the sources in place (widgets/lab_data.py computes what
+they show).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import panel as pn
+import param
+from bokeh.layouts import column, row
+from bokeh.models import ColumnDataSource, Range1d, Select, Slider
+from bokeh.plotting import figure
+
+from widgets.lab_data import LAB_INTRO, curves, describe, lab_view_data, load_lab
+from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot
+from widgets.style import drop_grid, text_panel
+
+log = logging.getLogger(__name__)
+
+INTRO = "<h3>Training lab</h3>" + LAB_INTRO
+# The loss lines: source name, legend label, colour, dash.
+LINES = (
+    ("train", "this run: training loss", "#1f77b4", "solid"),
+    ("eval", "this run: held-out loss", "#1f77b4", "dashed"),
+    ("full train", "full head: training loss", "#7f7f7f", "solid"),
+    ("full eval", "full head: held-out loss", "#7f7f7f", "dashed"),
+    ("honest", "generated one token at a time", "#d62728", "dotted"),
+    ("uniform", "uniform guess, ln V", "#2ca02c", "dotdash"),
+)
+
+
+class LabMatrix(MatrixPlot):
+    """A MatrixPlot whose numbers are only hidden, never moved to another source.
+
+    The main head swaps the numbers' source to spare BokehJS 64 × 64 hidden texts; here matrices are at
+    most 24 × 8, and each swap makes Bokeh walk the document's whole model graph again (~0.15 s a run
+    switch in the server, measured) as W_Q's numbers come and go between runs of different widths.
+    """
+
+    def show_numbers(self, show: bool) -> None:
+        if self.numbers.visible != show or self.numbers.data_source is not self.source:
+            self.numbers.update(visible=show, data_source=self.source)
+            self.cells.glyph.line_color = CELL_OUTLINE if show else None
+
+
+def snapshot_title(step: int, k: int, n: int) -> str:
+    return f"Snapshot {k + 1} of {n}: step {step}"
+
+
+def query_options(labels) -> list[tuple[str, str]]:
+    return [(str(i), f"{i}: {t}") for i, t in enumerate(labels)]
+
+
+class LabState(param.Parameterized):
+    """The student's choices in the lab."""
+
+    run = param.String(default="previous-token")
+    snapshot = param.Integer(default=-1, doc="index into the run's snapshots; -1 for the last")
+    query = param.Integer(default=-1, doc="the probe position whose steps are shown; -1 for the last")
+
+
+class LabView(pn.viewable.Viewer):
+    """The lab's figures and controls (Bokeh models, built once)."""
+
+    state = param.ClassSelector(class_=LabState)
+    updates = param.Integer(default=0)
+
+    def __init__(self, **params):
+        params.setdefault("state", LabState())
+        super().__init__(**params)
+        lab = load_lab()
+        self.runs, self.index = lab["runs"], lab["index"]
+        s = self.state
+        run = self.runs[s.run]
+        n = len(run["snapshots"])
+        k = s.snapshot % n
+        i = s.query % len(run["probe"])
+        data = lab_view_data(run, k, i)
+        labels = data["labels"]
+        self.run_select = Select(
+            title="Run", value=s.run, options=list(self.index["runs"]), name="lab-run", width=220
+        )
+        self.snap_slider = Slider(
+            start=0,
+            end=n - 1,
+            step=1,
+            value=k,
+            title="Snapshot (drag to watch the pattern form)",
+            name="lab-snapshot",
+            width=320,
+            show_value=False,
+        )
+        self.query_select = Select(
+            title="Query token", value=str(i), options=query_options(labels), name="lab-query", width=140
+        )
+        self.weights = LabMatrix(
+            "The learned head's weights on the probe",
+            {"weights": data["weights"]},
+            data["weights_limits"],
+            labels,
+            labels,
+            kind="weights",
+            name="lab-weights",
+            outline=data["outline"],
+            max_px=560,
+        )
+        self.layer0 = LabMatrix(
+            "Layer 0's weights on the probe",
+            {"weights": data["layer0"] or data["weights"]},
+            [0.0, 1.0],
+            labels,
+            labels,
+            kind="weights",
+            name="lab-layer0",
+            max_px=560,
+        )
+        self.layer0.figure.visible = data["layer0"] is not None
+        W = data["W"] or {"W_Q": data["weights"], "W_K": data["weights"]}
+        rows, cols = self._w_axes(data)
+        self.w = LabMatrix(
+            "Learned W_Q and W_K (rows: stream, columns: head)",
+            W,
+            data["W_limits"],
+            rows,
+            cols,
+            kind="scores",
+            name="lab-w",
+            row_axis="stream",
+            col_axis="head",
+            max_px=420,
+        )
+        self.w.figure.visible = data["W"] is not None
+        # A fixed size: a text panel that changes size makes Bokeh re-lay out the whole lab on every move.
+        self.steps = text_panel(
+            self._steps_html(data, k, n), name="lab-steps", width=560, height=640, styles={"overflow": "auto"}
+        )
+        self.text = text_panel(
+            describe(run, self.index), name="lab-text", width=900, height=230, styles={"overflow": "auto"}
+        )
+        self.curve_sources = {
+            name: ColumnDataSource(cols_, name=f"lab-{name}")
+            for name, cols_ in curves(run, self.runs).items()
+        }
+        self.curves = self._curves_figure(run)
+        self._shape = (run["name"],)
+        self._syncing = False
+        self.run_select.on_change("value", self._guard(lambda new: self._set(run=new, snapshot=-1, query=-1)))
+        self.snap_slider.on_change("value", self._guard(lambda new: self._set(snapshot=int(new))))
+        self.query_select.on_change("value", self._guard(lambda new: self._set(query=int(new))))
+        self.layout = column(
+            text_panel(INTRO, width=900),
+            row(self.run_select, self.snap_slider, self.query_select),
+            self.text,
+            row(self.weights.figure, self.layer0.figure),
+            row(
+                column(text_panel("<h3>The steps for the chosen query</h3>", width=560), self.steps),
+                self.w.figure,
+            ),
+            self.curves,
+            name="lab",
+        )
+
+    @staticmethod
+    def _steps_html(data, k: int, n: int) -> str:
+        """The snapshot's step, then the chosen query's steps (the slider's own title stays the same)."""
+        return f'<p class="lab-snapshot">{snapshot_title(data["step"], k, n)}</p>' + data["steps"]
+
+    @staticmethod
+    def _w_axes(data):
+        if data["W_shape"] is None:
+            return [str(c) for c in range(len(data["labels"]))], [str(c) for c in range(len(data["labels"]))]
+        C, d = data["W_shape"]
+        return [str(c) for c in range(C)], [str(c) for c in range(d)]
+
+    def _curves_figure(self, run):
+        fig = figure(
+            title="Loss during training",
+            width=900,
+            height=320,
+            x_axis_label="step",
+            y_axis_label="cross-entropy (nats)",
+            tools="save",
+            name="lab-curves",
+            x_range=Range1d(0, run["steps"]),
+            y_range=Range1d(0, self._y_top(run)),
+        )
+        fig.toolbar.logo = None
+        drop_grid(fig)
+        for name, label, colour, dash in LINES:
+            fig.line(
+                "x",
+                "y",
+                source=self.curve_sources[name],
+                color=colour,
+                line_dash=dash,
+                line_width=2,
+                legend_label=label,
+            )
+        fig.legend.location = "top_right"
+        fig.legend.label_text_font_size = "11px"
+        return fig
+
+    def _y_top(self, run) -> float:
+        ys = [y for src in self.curve_sources.values() for y in src.data["y"] if y is not None]
+        return 1.1 * max(ys, default=1.0)
+
+    def _guard(self, action):
+        def callback(attr, old, new):
+            if self._syncing:  # our own write into a control
+                return
+            try:
+                action(new)
+            except Exception:  # a bug must not take the session down
+                log.exception("lab callback failed")
+
+        return callback
+
+    def _set(self, **changes) -> None:
+        self.state.param.update(**changes)
+        self.redraw()
+
+    def redraw(self) -> None:
+        s = self.state
+        run = self.runs[s.run]
+        n = len(run["snapshots"])
+        k, i = s.snapshot % n, s.query % len(run["probe"])
+        data = lab_view_data(run, k, i)
+        labels = data["labels"]
+        reshape = self._shape != (run["name"],)
+        with pn.io.hold():
+            self.weights.update(
+                {"weights": data["weights"]},
+                data["weights_limits"],
+                labels,
+                labels,
+                outline=data["outline"],
+                reshape=reshape,
+            )
+            if data["layer0"] is not None:
+                self.layer0.update({"weights": data["layer0"]}, [0.0, 1.0], labels, labels, reshape=reshape)
+            self.layer0.figure.visible = data["layer0"] is not None
+            if data["W"] is not None:
+                rows, cols = self._w_axes(data)
+                self.w.update(data["W"], data["W_limits"], rows, cols, reshape=reshape)
+            self.w.figure.visible = data["W"] is not None
+            self.steps.text = self._steps_html(data, k, n)
+            if reshape:
+                self.text.text = describe(run, self.index)
+                for name, cols_ in curves(run, self.runs).items():
+                    self.curve_sources[name].data = cols_
+                self.curves.x_range.update(start=0, end=run["steps"])
+                self.curves.y_range.update(start=0, end=self._y_top(run))
+                self._syncing = True
+                try:
+                    self.snap_slider.update(end=n - 1, value=k)
+                    self.query_select.update(options=query_options(labels), value=str(i))
+                finally:
+                    self._syncing = False
+        self._shape = (run["name"],)
+        self.updates += 1
+
+    def __panel__(self):
+        return pn.pane.Bokeh(self.layout)
