@@ -32,10 +32,13 @@ from core.options import (  # noqa: F401  (re-exported: the names many callers k
 
 
 def matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """A · B, each entry summed left to right over k (the order of the port's loop)."""
-    out = np.zeros((A.shape[0], B.shape[1]))
-    for k in range(A.shape[1]):
-        out = out + A[:, k, None] * B[None, k, :]
+    """A · B, each entry summed left to right over k (the order of the port's loop).
+
+    Leading axes broadcast as with `@`, so a batch of sequences (the training lab's) works too.
+    """
+    out = np.zeros((*np.broadcast_shapes(A.shape[:-2], B.shape[:-2]), A.shape[-2], B.shape[-1]))
+    for k in range(A.shape[-1]):
+        out = out + A[..., k, None] * B[..., k, None, :]
     return out
 
 
