@@ -51,6 +51,8 @@ from widgets.style import AXIS_LABEL_CHARS
 ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
 BOKEH_PATCH_JS = ROOT / "static" / "bokeh_patch.js"
+A11Y_JS = ROOT / "static" / "a11y.js"
+A11Y_CSS = ROOT / "static" / "a11y.css"
 EXPORT_CSS = ROOT / "static" / "export.css"
 PAGE_CSS = ROOT / "static" / "page.css"
 MAX_BYTES = 2_000_000
@@ -259,6 +261,7 @@ GLUE_JS = r"""
         if (Object.keys(change).length) slider.setv(change);
       }));
       if (relabel) c.query.options = v.tokens.map((label, k) => [String(k), String(label)]);
+      if (relabel && window.A11y) A11y.renameSliders(c.query.document, v.tokens);  // static/a11y.js
       if (c.query.value !== String(v.query)) c.query.value = String(v.query);
       setToggle(c.scaling, v.scaling);
       setToggle(c.causal, v.causal);
@@ -385,7 +388,7 @@ def header_html() -> str:
 
 def page_css(fragment: bool = False) -> str:
     """static/page.css; a fragment leaves the host page's <body> alone."""
-    css = PAGE_CSS.read_text()
+    css = PAGE_CSS.read_text() + A11Y_CSS.read_text()
     return re.sub(r"(?m)^body\s*\{[^}]*\}\s*$\n?", "", css) if fragment else css
 
 
@@ -557,7 +560,7 @@ RESOURCES = BokehOnlyInline(mode="inline")
 
 def head_scripts(attention_js: Path | None = None) -> str:
     """The <style> and <script> blocks that must come before the Bokeh document: the BokehJS patch, core port,
-    then glue."""
+    glue, then static/a11y.js (names, figure tables, focus rings)."""
     path = attention_js or ATTENTION_JS
     if not path.exists():
         raise SystemExit(f"{path} is missing: the export needs the JavaScript port of the core")
@@ -573,7 +576,10 @@ def head_scripts(attention_js: Path | None = None) -> str:
         .replace("__SLANT__", str(SLANT))
         .replace("__CUSTOM__", json.dumps(CUSTOM))
     )
-    return "\n".join([*style, _script(BOKEH_PATCH_JS.read_text()), _script(path.read_text()), _script(glue)])
+    return "\n".join(
+        [*style, _script(BOKEH_PATCH_JS.read_text()), _script(path.read_text()), _script(glue),
+         _script(A11Y_JS.read_text())]
+    )
 
 
 def render(

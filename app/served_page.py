@@ -21,8 +21,13 @@ TEMPLATE = (
 {% block title %}One attention head{% endblock %}
 {% block postamble %}<style>"""
     + (ROOT / "static" / "page.css").read_text()
+    + (ROOT / "static" / "a11y.css").read_text()
     + """</style><script>"""
     + (ROOT / "static" / "bokeh_patch.js").read_text()
+    + """</script><script>"""
+    + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
+    + """</script><script>"""
+    + (ROOT / "static" / "a11y.js").read_text()
     + """</script>{% endblock %}
 {% block contents %}
 <main class="explorer">

@@ -47,7 +47,7 @@ SWEEP_BUDGET = 60_000_000
 
 # Okabe–Ito colours, told apart by the common colour-blindnesses; raw and
 # scaled also differ in dash and marker, so the figures survive greyscale.
-RAW = "#D55E00"  # vermillion: softmax of q·k
+RAW = "#B84A00"  # dark vermillion: softmax of q·k (5.2 : 1 on white, so it can colour text)
 SCALED = "#0072B2"  # blue: softmax of q·k/√d
 REFERENCE = "#555555"
 CHOSEN = "#E69F00"
