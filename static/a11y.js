@@ -40,10 +40,10 @@
     const several = new Set(blocks).size > 1;
     const colsOf = Array.from(col(cells, "col"), String), rowsOf = Array.from(col(cells, "row"), String);
     const ys = Array.from(col(cells, "y"), (y) => Math.trunc(y));
-    const columns = [], keys = [], rowOf = new Map();
+    const columns = [], keys = new Map(), rowOf = new Map();
     for (let k = 0; k < n; k++) {
       const key = blocks[k] + "\u0000" + colsOf[k];
-      if (!keys.includes(key)) { keys.push(key); columns.push([blocks[k], colsOf[k]]); }
+      if (!keys.has(key)) { keys.set(key, columns.length); columns.push([blocks[k], colsOf[k]]); }
       if (!rowOf.has(ys[k])) rowOf.set(ys[k], rowsOf[k]);
     }
     const rows = [...rowOf.keys()].sort((a, b) => a - b).map((y) => rowOf.get(y));
@@ -52,7 +52,7 @@
     for (let k = 0; k < n; k++) {
       const v = Number(value[k]);
       if (Number.isNaN(v)) masked += 1;
-      body[ys[k]][keys.indexOf(blocks[k] + "\u0000" + colsOf[k])] = Number.isNaN(v) ? MASKED : fmt(v);
+      body[ys[k]][keys.get(blocks[k] + "\u0000" + colsOf[k])] = Number.isNaN(v) ? MASKED : fmt(v);
     }
     const oy = outline ? col(outline, "y") : null;
     const query = oy && oy.length ? Math.trunc(oy[0]) : null;

@@ -105,24 +105,21 @@ def cells_table(cells: dict, outline: dict | None = None) -> dict:
     n = len(cells["value"])
     blocks = cells.get("matrix") or [""] * n
     several = len(set(blocks)) > 1
-    columns: list[tuple[str, str]] = []
+    keys = [(blocks[k], str(cells["col"][k])) for k in range(n)]
+    column_of = {key: j for j, key in enumerate(dict.fromkeys(keys))}  # first-seen order
     row_of: dict[int, str] = {}
     for k in range(n):
-        key = (blocks[k], str(cells["col"][k]))
-        if key not in columns:
-            columns.append(key)
         row_of.setdefault(int(cells["y"][k]), str(cells["row"][k]))
     rows = [row_of[y] for y in sorted(row_of)]
-    body = [["" for _ in columns] for _ in rows]
+    body = [["" for _ in column_of] for _ in rows]
     masked = 0
     for k in range(n):
         value = float(cells["value"][k])
         masked += math.isnan(value)
-        text = MASKED if math.isnan(value) else fmt(value)
-        body[int(cells["y"][k])][columns.index((blocks[k], str(cells["col"][k])))] = text
+        body[int(cells["y"][k])][column_of[keys[k]]] = MASKED if math.isnan(value) else fmt(value)
     query = _query_row(outline)
     return {
-        "columns": [f"{m}[{c}]" if several else c for m, c in columns],
+        "columns": [f"{m}[{c}]" if several else c for m, c in column_of],
         "rows": [f"{r} (the query)" if i == query else r for i, r in enumerate(rows)],
         "body": body,
         "note": _cells_note(rows, query, masked),
@@ -187,22 +184,25 @@ def blend_table(values: dict, output: dict, hull: dict, axes: dict) -> dict:
     }
 
 
-def figure_tables(data: dict) -> dict[str, dict]:
-    """Every figure's table from one view_data dict (widgets.viewdata.view_data), by figure name."""
+def figure_sources(data: dict) -> dict[str, tuple[dict, dict | None]]:
+    """Each heatmap's source columns and query outline, as the page's figures hold them for `data`."""
     from widgets.matrix_plot import MatrixPlot, side_by_side
     from widgets.page import MATRIX_FIGURES, SQUARE
 
-    tables = {}
+    out = {}
     for name, _, _, blocks in MATRIX_FIGURES:
-        first = data["cells"][blocks[0]]
-        n_cols = int(max(first["x"])) + 1
+        n_cols = int(max(data["cells"][blocks[0]]["x"])) + 1
         cells = side_by_side({b: data["cells"][b] for b in blocks}, n_cols, MatrixPlot.GAP)
-        cells = {k: list(v) for k, v in cells.items()}
-        tables[name] = cells_table(cells, data["outline"] if name in SQUARE else None)
+        out[name] = ({k: list(v) for k, v in cells.items()}, data["outline"] if name in SQUARE else None)
+    return out
+
+
+def figure_tables(data: dict) -> dict[str, dict]:
+    """Every figure's table for one view_data dict (widgets.viewdata.view_data), by figure name."""
+    tables = {name: cells_table(cells, outline) for name, (cells, outline) in figure_sources(data).items()}
     b = data["blend"]
     tables["blend"] = blend_table(b["values"], b["output"], b["hull"], b["axes"])
     return tables
-
 
 
 # -- contrast (WCAG 2.1): text needs 4.5 : 1 against what is behind it, lines and shapes 3 : 1 ----------

@@ -37,9 +37,9 @@ CELL_OUTLINE = "white"
 _INK_WEIGHT = ink_for(WEIGHT_PALETTE, dark="#000000")
 _INK_SCORE = ink_for(SCORE_PALETTE, dark="#000000")
 MASKED_INK = "#1a1a1a"
-# The query's row: an orange frame edged in near-black, so some part of it stands out at 3 : 1 or more
+# The query's row: an orange frame edged in black, so some part of it stands out at 3 : 1 or more
 # against light cells and dark ones alike.
-OUTLINE_COLOUR, OUTLINE_EDGE = "#f28e2b", "#1a1a1a"
+OUTLINE_COLOUR, OUTLINE_EDGE = "#f28e2b", "#000000"
 
 # A cell's size on screen. Figures are sized by their frame (the cells), so a long token label widens the
 # figure for its axis instead of squeezing the cells and cutting the title short.
