@@ -192,11 +192,12 @@
 
   function decorate(view) {
     const model = view.model;
-    if (!model || !model.document) return;
+    if (!model) return;
+    if (model.tool !== undefined && view.el) return toolButton(view); // made by BokehJS: no document
+    if (!model.document) return;
     focusRing(view);
     const declared = model.name ? namesOf(model.document).get(model.name) : undefined;
     const name = declared !== undefined ? declared : titleText(model) || labelBefore(view);
-    if (model.tool !== undefined && view.el) return toolButton(view);
     for (const handle of ownFields(view, ".noUi-handle")) if (name) setAttr(handle, "aria-label", name);
     for (const field of ownFields(view, "input:not([type=checkbox]):not([type=radio]), select, textarea")) {
       if (declared !== undefined) setAttr(field, "aria-label", declared);
@@ -233,6 +234,15 @@
     const tip = view.el.title || (view.model.tool && view.model.tool.tooltip) || "tool";
     setAttr(view.el, "role", "button");
     setAttr(view.el, "aria-label", title ? `${tip}: ${title}` : tip);
+    const tool = view.model.tool;
+    if (view.model.type === "OnOffButton" && tool.properties.active) { // hover and other tools one turns on or off
+      const mark = () => setAttr(view.el, "aria-pressed", String(Boolean(tool.active)));
+      mark();
+      if (!view._a11yActive) {
+        view._a11yActive = true;
+        view.connect(tool.properties.active.change, mark);
+      }
+    }
   }
 
   function watch(view, property, key, action) {
