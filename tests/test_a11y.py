@@ -149,8 +149,10 @@ def test_js_tables_match_python():
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout, object_hook=decode_hook)
     bad = [(k, name) for k, (py, js) in enumerate(zip(expected, got)) for name in py if py[name] != js[name]]
-    assert bad == [], f"{len(bad)} tables differ, first {bad[0]}: {expected[bad[0][0]][bad[0][1]]} vs " \
+    assert bad == [], (
+        f"{len(bad)} tables differ, first {bad[0]}: {expected[bad[0][0]][bad[0][1]]} vs "
         f"{got[bad[0][0]][bad[0][1]]}"
+    )
     outside = sum("outside" in t["blend"]["note"] for t in expected)
     assert 0 < outside < len(expected)  # both sides of the hull test were exercised
     assert any(not math.isfinite(v) for c in batch for v in c["cells"]["weights"][0]["value"])

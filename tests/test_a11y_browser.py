@@ -157,9 +157,7 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
     assert ring[0] != "none" or ring[2] != "none", ring  # a visible focus ring
     page.keyboard.press("ArrowRight")
     slider = page.get_by_role("slider", name="it, component 0", exact=True)
-    page.wait_for_function(
-        "() => Bokeh.documents[0].get_model_by_name('x-3-0').value > 0.2", timeout=10_000
-    )
+    page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('x-3-0').value > 0.2", timeout=10_000)
     assert slider.get_attribute("aria-valuetext") == "0.25"  # announced as it changes
     expect_table(page, "weights", chapter_tables(0.25)["weights"])  # the open table followed
     page.screenshot(path=str(artifacts / "a11y-keyboard-focus.png"))
