@@ -22,6 +22,7 @@
   const NAMES = "a11y-names";
   const FIGURES = "a11y-figures";
   const MASKED = "masked";
+  const ANNOUNCE_AFTER_MS = 800;
   const FOCUS_CSS =
     ":focus-visible { outline: 3px solid #1d4ed8 !important; outline-offset: 2px !important; }" +
     ".noUi-handle:focus-visible { box-shadow: 0 0 0 3px #1d4ed8 !important; }";
@@ -157,6 +158,7 @@
         for (let k = 0; k < figures.length; k++) {
           s.figures.set(figures[k], {
             order: k, kind: col(d, "kind")[k], source: col(d, "source")[k], summary: col(d, "summary")[k],
+            announce: Boolean(col(d, "announce") && col(d, "announce")[k]),
           });
         }
       }
@@ -343,10 +345,31 @@
       if (source) source.change.connect(() => changed(table));
     }
     details.addEventListener("toggle", () => { if (details.open && table.stale) render(table); });
+    if (spec.announce) {
+      table.status = document.createElement("div");
+      table.status.className = "a11y-status";
+      table.status.setAttribute("role", "status"); // polite: heard after what the reader is saying
+      box.insertBefore(table.status, box.firstChild);
+    }
     return table;
   }
 
+  // The query's row, said once the sliders rest (a drag would otherwise queue a sentence per step).
+  function announce(table) {
+    clearTimeout(table.announcing);
+    table.announcing = setTimeout(() => {
+      const t = tableData(table);
+      const q = t.rows.findIndex((r) => r.endsWith(" (the query)"));
+      if (q < 0) return;
+      const heading = titleText(table.plot).split(":")[0];
+      const row = t.columns.map((c, j) => `${c} ${t.body[q][j]}`).join(", ");
+      const text = `${heading} of ${t.rows[q].slice(0, -" (the query)".length)}: ${row}`;
+      if (table.status.textContent !== text) table.status.textContent = text;
+    }, ANNOUNCE_AFTER_MS);
+  }
+
   function changed(table) {
+    if (table.status) announce(table);
     table.stale = true;
     if (!table.details.open || table.queued) return;
     table.queued = true; // one rebuild a frame, however many of its sources a move changed
@@ -370,16 +393,18 @@
 
   function render(table) {
     table.stale = false;
-    const t = tableData(table);
+    table.details.querySelector(".figure-table-body").innerHTML = tableHtml(tableData(table), titleText(table.plot));
+  }
+
+  function tableHtml(t, caption) {
     const head = "<tr><td></td>" + t.columns.map((c) => `<th scope="col">${esc(c)}</th>`).join("") + "</tr>";
     const rows = t.rows.map((r, i) =>
       `<tr${r.endsWith("(the query)") ? ' class="query-row"' : ""}><th scope="row">${esc(r)}</th>` +
       t.body[i].map((v) => `<td${v === MASKED ? ' class="masked"' : ""}>${esc(v)}</td>`).join("") + "</tr>");
-    const html =
+    return (
       `<p class="figure-table-note">${esc(t.note)}</p>` +
-      `<table><caption>${esc(titleText(table.plot))}</caption><thead>${head}</thead>` +
-      `<tbody>${rows.join("")}</tbody></table>`;
-    table.details.querySelector(".figure-table-body").innerHTML = html;
+      `<table><caption>${esc(caption)}</caption><thead>${head}</thead><tbody>${rows.join("")}</tbody></table>`
+    );
   }
 
   // --- installing ------------------------------------------------------------------------------------
@@ -437,6 +462,6 @@
 
   return {
     get hooked() { return state.hooked; },
-    cellsTable, blendTable, sliderName, renameSliders, sweep,
+    cellsTable, blendTable, sliderName, renameSliders, sweep, tableHtml,
   };
 });

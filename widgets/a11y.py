@@ -6,7 +6,8 @@ static/a11y.js (loaded by the served page and the export) applies what is declar
 * `accessible_names`: model name -> accessible name, for controls whose visible text does not
   say what they change (a slider titled "it[0]" is "it, component 0"; a grid box with no title
   is "W_Q row 1 column 0"). A control missing from the map is named by its own title.
-* `FIGURE_TABLES`: which figures get a table of their numbers, and from which source. The tables
+* `FIGURE_TABLES`: which figures get a table of their numbers, and from which source (and which one
+  a screen reader hears, its query's row, in a polite status line once a change settles). The tables
   are built in the browser from the figures' own ColumnDataSources, so they follow every move
   without another message from the server; `cells_table` and `blend_table` are the reference
   for what they hold (static/a11y.js builds the same data; tests/test_a11y.py holds them equal).
@@ -36,13 +37,14 @@ ACCESSIBLE_NAMES = {
     "dim-y": "Blend plot: y shows value component",
 }
 
-# figure model name -> (kind, the source its numbers come from, what the table's summary says)
+# figure model name -> (kind, the source its numbers come from, what the table's summary says, whether a
+# screen reader hears the query's row of it once a change settles)
 FIGURE_TABLES = {
-    "weights": ("cells", "weights-cells", "The weights as a table"),
-    "blend": ("blend", "blend", "The blend as text"),
-    "scores": ("cells", "scores-cells", "The scores as a table"),
-    "scaled": ("cells", "scaled-cells", "The scaled and masked scores as a table"),
-    "qkv": ("cells", "qkv-cells", "Q, K and V as a table"),
+    "weights": ("cells", "weights-cells", "The weights as a table", True),
+    "blend": ("blend", "blend", "The blend as text", False),
+    "scores": ("cells", "scores-cells", "The scores as a table", False),
+    "scaled": ("cells", "scaled-cells", "The scaled and masked scores as a table", False),
+    "qkv": ("cells", "qkv-cells", "Q, K and V as a table", False),
 }
 
 
@@ -80,9 +82,10 @@ def figures_source(figures: dict = FIGURE_TABLES) -> ColumnDataSource:
     return ColumnDataSource(
         {
             "figure": list(figures),
-            "kind": [k for k, _, _ in figures.values()],
-            "source": [s for _, s, _ in figures.values()],
-            "summary": [t for _, _, t in figures.values()],
+            "kind": [f[0] for f in figures.values()],
+            "source": [f[1] for f in figures.values()],
+            "summary": [f[2] for f in figures.values()],
+            "announce": [f[3] for f in figures.values()],
         },
         name=FIGURES_SOURCE,
     )
