@@ -237,6 +237,7 @@
     setAttr(view.el, "role", "button");
     setAttr(view.el, "aria-label", title ? `${tip}: ${title}` : tip);
     const tool = view.model.tool;
+    if (tool.type === "HoverTool") setAttr(view.el, "tabindex", "-1"); // it acts on the mouse pointer only
     if (view.model.type === "OnOffButton" && tool.properties.active) { // hover and other tools one turns on or off
       const mark = () => setAttr(view.el, "aria-pressed", String(Boolean(tool.active)));
       mark();
