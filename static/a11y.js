@@ -122,7 +122,7 @@
   const esc = (text) =>
     String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-  const state = { hooked: false, docs: new WeakMap(), focusSheet: null };
+  const state = { hooked: false, docs: new WeakMap(), focusSheet: null, tables: new Set() };
 
   function docState(doc) {
     let s = state.docs.get(doc);
@@ -337,6 +337,7 @@
     const after = [...box.children].find((d) => Number(d.dataset.order) > spec.order);
     box.insertBefore(details, after || null);
     const table = { details, spec, doc, plot: view.model, stale: true, queued: false, sources: {} };
+    state.tables.add(table);
     const names = spec.kind === "blend"
       ? { values: `${spec.source}-values`, output: `${spec.source}-output`, hull: `${spec.source}-hull` }
       : { cells: spec.source, outline: `${name}-outline` };
@@ -392,9 +393,30 @@
     return cellsTable(src.cells.data, outline);
   }
 
+  // Same rows and columns as last time: only the cells whose text changed are written (a move changes
+  // numbers, not the table's shape), so the browser re-lays out a few cells instead of a new table.
   function render(table) {
     table.stale = false;
-    table.details.querySelector(".figure-table-body").innerHTML = tableHtml(tableData(table), titleText(table.plot));
+    const t = tableData(table), caption = titleText(table.plot);
+    const shape = JSON.stringify([t.columns, t.rows, caption]);
+    const body = table.details.querySelector(".figure-table-body");
+    if (shape !== table.shape) {
+      table.shape = shape;
+      body.innerHTML = tableHtml(t, caption);
+      return;
+    }
+    const note = body.querySelector(".figure-table-note");
+    if (note.textContent !== t.note) note.textContent = t.note;
+    body.querySelectorAll("tbody tr").forEach((tr, i) => {
+      const cells = tr.children;
+      t.body[i].forEach((v, j) => {
+        const td = cells[j + 1];
+        if (td.textContent !== v) {
+          td.textContent = v;
+          td.className = v === MASKED ? "masked" : "";
+        }
+      });
+    });
   }
 
   function tableHtml(t, caption) {
@@ -425,6 +447,11 @@
     for (const v of views()) {
       try { decorate(v); } catch (err) { console.error("a11y.js:", err); }
     }
+  }
+
+  /** Rebuild every open table that a change has left stale, now rather than at the next frame (for timing). */
+  function renderOpen() {
+    for (const table of state.tables) if (table.details.isConnected && table.details.open && table.stale) render(table);
   }
 
   /** Rename the token sliders after the labels changed (the export's glue calls this). */
@@ -463,6 +490,6 @@
 
   return {
     get hooked() { return state.hooked; },
-    cellsTable, blendTable, sliderName, renameSliders, sweep, tableHtml,
+    cellsTable, blendTable, sliderName, renameSliders, sweep, tableHtml, renderOpen,
   };
 });
