@@ -162,7 +162,11 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
     slider = page.get_by_role("slider", name="it, component 0", exact=True)
     page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('x-3-0').value > 0.2", timeout=10_000)
     assert slider.get_attribute("aria-valuetext") == "0.25"  # announced as it changes
-    expect_table(page, "weights", chapter_tables(0.25)["weights"])  # the open table followed
+    moved = chapter_tables(0.25)["weights"]
+    expect_table(page, "weights", moved)  # the open table followed
+    said = ", ".join(f"{c} {v}" for c, v in zip(moved["columns"], moved["body"][3]))
+    status = page.get_by_role("status")  # what a screen reader hears once the slider rests
+    status.filter(has_text=f"Weights of it: {said}").wait_for(timeout=10_000)
     page.screenshot(path=str(artifacts / "a11y-keyboard-focus.png"))
     assert errors == []
 
