@@ -577,8 +577,13 @@ def head_scripts(attention_js: Path | None = None) -> str:
         .replace("__CUSTOM__", json.dumps(CUSTOM))
     )
     return "\n".join(
-        [*style, _script(BOKEH_PATCH_JS.read_text()), _script(path.read_text()), _script(glue),
-         _script(A11Y_JS.read_text())]
+        [
+            *style,
+            _script(BOKEH_PATCH_JS.read_text()),
+            _script(path.read_text()),
+            _script(glue),
+            _script(A11Y_JS.read_text()),
+        ]
     )
 
 
