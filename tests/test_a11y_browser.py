@@ -134,11 +134,14 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
     else:
         pytest.fail(f"Tab never came back to the first control; reached {seen}")
     want = [
+        "Preset",
+        "Query token (the row being read)",
         *(f"{t}, component {c}" for t in CHAPTER.tokens for c in range(3)),
         "Divide scores by √d",
         "Causal mask (hide later tokens)",
         "Tie keys to queries (W_K = W_Q)",
         "softmax",
+        "raw scores",
         "top-1",
         "Multiply X by (every token vector is scaled by this number)",
         "Reset to the chapter's example",
