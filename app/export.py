@@ -261,7 +261,9 @@ GLUE_JS = r"""
         if (Object.keys(change).length) slider.setv(change);
       }));
       if (relabel) c.query.options = v.tokens.map((label, k) => [String(k), String(label)]);
-      if (relabel && window.A11y) A11y.renameSliders(c.query.document, v.tokens);  // static/a11y.js
+      if (relabel && window.A11y) {  // static/a11y.js: the controls' names follow the tokens
+        A11y.renameControls(c.query.document, v.tokens, v.X[0].length, v.W_Q[0].length);
+      }
       if (c.query.value !== String(v.query)) c.query.value = String(v.query);
       setToggle(c.scaling, v.scaling);
       setToggle(c.causal, v.causal);

@@ -115,7 +115,20 @@
     return `${label}, component ${component}`;
   }
 
-  if (!win) return { cellsTable, blendTable, sliderName }; // Node: the parity test needs only the data
+  const WEIGHTS = ["W_Q", "W_K", "W_V"];
+  const GENERATED = /^(x|W_Q|W_K|W_V)-\d+-\d+$/; // the names accessibleNames makes from the shape
+
+  /** widgets/a11y.py accessible_names: the fixed names, then the sliders x-t-c and the grid boxes W-r-c. */
+  function accessibleNames(fixed, labels, C, d) {
+    const names = Object.assign({}, fixed);
+    labels.forEach((label, t) => { for (let c = 0; c < C; c++) names[`x-${t}-${c}`] = sliderName(String(label), c); });
+    for (const matrix of WEIGHTS) {
+      for (let r = 0; r < C; r++) for (let c = 0; c < d; c++) names[`${matrix}-${r}-${c}`] = `${matrix} row ${r} column ${c}`;
+    }
+    return names;
+  }
+
+  if (!win) return { cellsTable, blendTable, sliderName, accessibleNames }; // Node: for the parity test
 
   // --- the page --------------------------------------------------------------------------------------
 
@@ -454,16 +467,17 @@
     for (const table of state.tables) if (table.details.isConnected && table.details.open && table.stale) render(table);
   }
 
-  /** Rename the token sliders after the labels changed (the export's glue calls this). */
-  function renameSliders(doc, labels) {
+  /** Rename the controls for new tokens or widths (the export's glue calls this): the same names as
+   * widgets/a11y.py accessible_names gives, kept in the document's "a11y-names" source. */
+  function renameControls(doc, labels, C, d) {
     const source = doc.get_model_by_name(NAMES);
     if (!source) return;
     const models = Array.from(col(source.data, "model")), names = Array.from(col(source.data, "name"));
-    models.forEach((m, k) => {
-      const match = /^x-(\d+)-(\d+)$/.exec(m);
-      if (match && Number(match[1]) < labels.length) names[k] = sliderName(labels[Number(match[1])], Number(match[2]));
-    });
-    source.data = source.data instanceof Map ? new Map([["model", models], ["name", names]]) : { model: models, name: names };
+    const fixed = {};
+    models.forEach((m, k) => { if (!GENERATED.test(m)) fixed[m] = names[k]; });
+    const all = accessibleNames(fixed, labels, C, d);
+    const value = { model: Object.keys(all), name: Object.values(all) };
+    source.data = source.data instanceof Map ? new Map(Object.entries(value)) : value;
   }
 
   function install() {
@@ -490,6 +504,6 @@
 
   return {
     get hooked() { return state.hooked; },
-    cellsTable, blendTable, sliderName, renameSliders, sweep, tableHtml, renderOpen,
+    cellsTable, blendTable, sliderName, accessibleNames, renameControls, sweep, tableHtml, renderOpen,
   };
 });

@@ -16,6 +16,7 @@ from bokeh.models import Markup, Widget
 from core.attention import AttentionError, attend
 from tests.test_parity import NODE, decode_hook, encode, large_cases, preset_cases, random_case
 from widgets.a11y import (
+    ACCESSIBLE_NAMES,
     GRAPHICS_CONTRAST,
     MASKED,
     TEXT_CONTRAST,
@@ -125,8 +126,9 @@ def test_cell_numbers_and_lines_meet_wcag_contrast():
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
-def test_js_tables_match_python():
-    """static/a11y.js builds the same tables from the figures' sources as widgets/a11y.py, text exactly."""
+def test_js_tables_and_names_match_python():
+    """static/a11y.js builds the same tables from the figures' sources as widgets/a11y.py, text exactly, and
+    the same control names for new tokens or widths."""
     rng = np.random.default_rng(16)
     cases = [random_case(rng, k) for k in range(100)] + preset_cases() + large_cases(rng)
     batch, expected = [], []
@@ -142,12 +144,20 @@ def test_js_tables_match_python():
         )
         expected.append(figure_tables(data))
     assert len(batch) > 90
+    shapes = [
+        (["The", "cat", "sat", "it"], 3, 2),
+        (["<b>", "a & b", "é"], 1, 6),
+        ([f"t{k}" for k in range(16)], 6, 1),
+    ]
+    names = [[ACCESSIBLE_NAMES, labels, C, d] for labels, C, d in shapes]
     proc = subprocess.run(
-        [NODE, DRIVER], input=json.dumps(encode(batch), allow_nan=False), capture_output=True, text=True,
-        timeout=120, check=False,
+        [NODE, DRIVER], input=json.dumps(encode({"tables": batch, "names": names}), allow_nan=False),
+        capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout, object_hook=decode_hook)
+    out = json.loads(proc.stdout, object_hook=decode_hook)
+    assert out["names"] == [accessible_names(labels, C, d) for labels, C, d in shapes]
+    got = out["tables"]
     bad = [(k, name) for k, (py, js) in enumerate(zip(expected, got)) for name in py if py[name] != js[name]]
     assert bad == [], (
         f"{len(bad)} tables differ, first {bad[0]}: {expected[bad[0][0]][bad[0][1]]} vs "
