@@ -4,8 +4,9 @@
 
 Builds the same Bokeh page as the served app (widgets.page.HeadPage, from a
 HeadState loaded with the preset), inlines BokehJS, static/attention.js (the
-JavaScript port of the core) and a little glue, and wires every control with
-CustomJS instead of Python callbacks.  Each callback calls
+JavaScript port of the core), a little glue and static/a11y.js (control names,
+the figures' tables, focus rings), and wires every control with CustomJS
+instead of Python callbacks.  Each callback calls
 `AttentionHead.attend` + `AttentionHead.viewData` in the browser and writes
 the result into the same ColumnDataSources, colour mappers, ranges and Divs
 that `HeadPage.update` writes on the server.
