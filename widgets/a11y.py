@@ -23,6 +23,7 @@ import math
 from bokeh.models import ColumnDataSource
 
 from core.trace import fmt
+from widgets.editor import WEIGHTS
 
 NAMES_SOURCE = "a11y-names"
 FIGURES_SOURCE = "a11y-figures"
@@ -57,7 +58,7 @@ def weight_name(matrix: str, row: int, column: int) -> str:
     return f"{matrix} row {row} column {column}"
 
 
-def accessible_names(labels, C: int, d: int, weights=("W_Q", "W_K", "W_V")) -> dict[str, str]:
+def accessible_names(labels, C: int, d: int, weights=WEIGHTS) -> dict[str, str]:
     """Every declared name for a head with these tokens and widths (sliders x-t-c, grid boxes W-r-c)."""
     names = dict(ACCESSIBLE_NAMES)
     for t, label in enumerate(labels):
