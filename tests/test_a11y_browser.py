@@ -13,7 +13,7 @@ import re
 import pytest
 
 from app.export import export
-from core.presets import CHAPTER
+from core.presets import CHAPTER, PRESETS
 from tests.conftest import ROOT
 from widgets.a11y import figure_tables
 from widgets.state import HeadState
@@ -79,9 +79,15 @@ def expect_table(page, figure: str, table: dict) -> None:
     assert table_rows(page, figure)[0] == ["", *table["columns"]]
 
 
+# A preset with the chapter's shape and other tokens: loading it makes the export rename its sliders.
+OTHER_TOKENS = dataclasses.replace(
+    CHAPTER, name="other", title="Other tokens", tokens=("A", "cat", "sat", "it")
+)
+
+
 @pytest.fixture(scope="module")
 def export_url(tmp_path_factory):
-    out = export(tmp_path_factory.mktemp("a11y") / "head.html")
+    out = export(tmp_path_factory.mktemp("a11y") / "head.html", presets={**PRESETS, "other": OTHER_TOKENS})
     return out.as_uri()
 
 
@@ -209,11 +215,9 @@ def test_served_names_and_tables_follow_the_server(page, served_app):
     )
 
 
-def test_export_renames_sliders_for_a_preset_with_other_tokens(page, tmp_path):
+def test_export_renames_sliders_for_a_preset_with_other_tokens(page, export_url):
     """The export's glue hands new token labels to static/a11y.js, which renames the sliders."""
-    other = dataclasses.replace(CHAPTER, name="other", title="Other tokens", tokens=("A", "cat", "sat", "it"))
-    out = export(tmp_path / "two.html", CHAPTER, presets={"chapter": CHAPTER, "other": other})
-    errors = open_page(page, out.as_uri())
+    errors = open_page(page, export_url)
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('preset').value = 'other'; }")
     page.get_by_role("slider", name="A, component 2", exact=True).wait_for(timeout=10_000)
     assert page.get_by_role("slider", name="The, component 2", exact=True).count() == 0
