@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian machine (as root) to serve and test the explorer:
 # Debian's Chromium (browser tests), nginx (the multi-process demo), Node.js
-# (the JavaScript parity test), then a virtual environment in .venv with the
-# pinned Python packages.  Safe to run again: it skips what is already there.
+# (the JavaScript parity test), npm (axe-core for the accessibility tests,
+# into tests/node), then a virtual environment in .venv with the pinned
+# Python packages.  Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -10,6 +11,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need[*]}"
   apt-get update -qq
@@ -22,4 +24,9 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
 # An older BokehJS (from PyPI's Bokeh 3.4.3 wheel) for the tests that embed the explorer beside another Bokeh.
 .venv/bin/python tests/old_bokehjs.py
+# axe-core, injected into pages by the accessibility tests (tests/node/package-lock.json pins it).
+if [ ! -f tests/node/node_modules/.package-lock.json ] \
+  || [ tests/node/package-lock.json -nt tests/node/node_modules/.package-lock.json ]; then
+  npm ci --prefix tests/node --no-audit --no-fund --silent
+fi
 echo "setup: ready (.venv)"

@@ -55,6 +55,8 @@ ATTENTION_JS = ROOT / "static" / "attention.js"
 EXPLORER_JS = ROOT / "static" / "explorer.js"
 EXPLORER_PAGE_JS = ROOT / "static" / "explorer_page.js"
 BOKEH_PATCH_JS = ROOT / "static" / "bokeh_patch.js"
+A11Y_JS = ROOT / "static" / "a11y.js"
+A11Y_CSS = ROOT / "static" / "a11y.css"
 EXPORT_CSS = ROOT / "static" / "export.css"
 PAGE_CSS = ROOT / "static" / "page.css"
 MAX_BYTES = 2_500_000
@@ -106,7 +108,7 @@ def header_html() -> str:
 
 def page_css(fragment: bool = False) -> str:
     """static/page.css; a fragment leaves the host page's <body> alone."""
-    css = PAGE_CSS.read_text()
+    css = PAGE_CSS.read_text() + A11Y_CSS.read_text()
     return re.sub(r"(?m)^body\s*\{[^}]*\}\s*$\n?", "", css) if fragment else css
 
 
@@ -299,10 +301,11 @@ RESOURCES = BokehOnlyInline(mode="inline")
 
 def head_scripts(extra: list[str] | tuple[str, ...] = ()) -> str:
     """The <style> and <script> blocks that must come before the Bokeh document: the BokehJS patch, the
-    core's port, the explorer's logic, its binding, then the further parts' scripts (`extra`, as text)."""
+    core's port, the explorer's logic, its binding, static/a11y.js (control names, the figures' tables,
+    focus rings), then the further parts' scripts (`extra`, as text)."""
     css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
     style = [f"<style>{css}</style>"] if css.strip() else []
-    scripts = [BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS]
+    scripts = [BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS]
     for path in scripts:
         if not path.exists():
             raise SystemExit(f"{path} is missing: the export needs it")

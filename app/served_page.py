@@ -2,7 +2,8 @@
 
 `app/main.py` serves it for every student; `bench/app_t64.py` serves the same page on 64 tokens. A change
 to the text of one part re-lays out only that part's root, and the template also loads
-static/bokeh_patch.js.
+static/bokeh_patch.js and static/a11y.js (control names, the figures' tables, focus rings; it takes its
+number format from static/attention.js, loaded for that).
 """
 
 from pathlib import Path
@@ -23,8 +24,13 @@ TEMPLATE = (
 {% block title %}One attention head{% endblock %}
 {% block postamble %}<style>"""
     + (ROOT / "static" / "page.css").read_text()
+    + (ROOT / "static" / "a11y.css").read_text()
     + """</style><script>"""
     + (ROOT / "static" / "bokeh_patch.js").read_text()
+    + """</script><script>"""
+    + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
+    + """</script><script>"""
+    + (ROOT / "static" / "a11y.js").read_text()
     + """</script>{% endblock %}
 {% block contents %}
 <main class="explorer">

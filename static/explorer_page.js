@@ -301,6 +301,10 @@
       if (inputsOf(next) !== inputsOf(old)) {
         const reshape = shapeOf(next) !== shapeOf(old);
         paint(logic.render(next), next, reshape);
+        const relabel = reshape || next.tokens.join('\u0000') !== old.tokens.join('\u0000');
+        if (relabel && window.A11y) { // static/a11y.js: the controls' names follow the tokens
+          window.A11y.renameControls(doc, next.tokens, next.X[0].length, next.W_Q[0].length);
+        }
       }
       syncControls(next, old);
       if (link) writeLink();

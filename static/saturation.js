@@ -23,7 +23,7 @@
 
   const GOLDEN = 0x6d2b79f5; // mulberry32's step
   const TWO_32 = 4294967296;
-  const RAW = '#D55E00';
+  const RAW = '#B84A00';
   const SCALED = '#0072B2';
   const INPUTS = ['d', 'seed', 'T', 'trials'];
   const CURVE_COLUMNS = [

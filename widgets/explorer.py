@@ -162,7 +162,7 @@ class HeadExplorer(pn.viewable.Viewer):
         self._shape = shape
         changed = {e.name for e in events}
         with pn.io.hold():
-            self.page.update(data, s.labels, d=s.head.d, reshape=reshape)
+            self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C)
             if self._dragging:  # the slider already shows its value; only the preset may now be "custom"
                 self._sync_preset()
             else:

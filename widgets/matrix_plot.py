@@ -23,6 +23,7 @@ from bokeh.models import (
 from bokeh.palettes import Blues256, RdBu11
 from bokeh.plotting import figure
 
+from widgets.a11y import ink_for
 from widgets.style import draw, drop_grid, short_label
 from widgets.viewdata import shows_numbers
 
@@ -33,9 +34,14 @@ SCORE_PALETTE = tuple(reversed(RdBu11))
 MASKED_GREY = "#d4d4d4"
 CELL_OUTLINE = "white"
 
-# Text colour follows the cell's darkness, via a second mapper on the same value.
-_INK_WEIGHT = ("#1a1a1a",) * 6 + ("#ffffff",) * 4
-_INK_SCORE = ("#ffffff",) * 2 + ("#1a1a1a",) * 7 + ("#ffffff",) * 2
+# Text colour follows the cell's colour, via a second mapper on the same value with as many colours as the
+# palette: black or white, whichever reads better on each (black keeps every mid blue at 4.5 : 1 or more).
+_INK_WEIGHT = ink_for(WEIGHT_PALETTE, dark="#000000")
+_INK_SCORE = ink_for(SCORE_PALETTE, dark="#000000")
+MASKED_INK = "#1a1a1a"
+# The query's row: an orange frame edged in black, so some part of it stands out at 3 : 1 or more
+# against light cells and dark ones alike.
+OUTLINE_COLOUR, OUTLINE_EDGE = "#f28e2b", "#000000"
 
 # A cell's size on screen. Figures are sized by their frame (the cells), so a long token label widens the
 # figure for its axis instead of squeezing the cells and cutting the title short.
@@ -145,7 +151,7 @@ class MatrixPlot:
             palette=_INK_WEIGHT if weights else _INK_SCORE,
             low=self.mapper.low,
             high=self.mapper.high,
-            nan_color="#1a1a1a",
+            nan_color=MASKED_INK,
         )
         self.names = list(blocks)
         width_cols = self._span(n_cols)
@@ -208,19 +214,20 @@ class MatrixPlot:
             ),
         )
         if outline is not None:
-            draw(
-                fig,
-                self.outline,
-                Rect(
-                    x="x",
-                    y="y",
-                    width="width",
-                    height="height",
-                    fill_alpha=0,
-                    line_color="#f28e2b",
-                    line_width=3,
-                ),
-            )
+            for colour, line_width in ((OUTLINE_EDGE, 5), (OUTLINE_COLOUR, 3)):
+                draw(
+                    fig,
+                    self.outline,
+                    Rect(
+                        x="x",
+                        y="y",
+                        width="width",
+                        height="height",
+                        fill_alpha=0,
+                        line_color=colour,
+                        line_width=line_width,
+                    ),
+                )
         fig.add_tools(
             HoverTool(
                 renderers=[cells_r],

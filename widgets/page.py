@@ -11,6 +11,7 @@ from functools import cached_property
 
 from bokeh.layouts import column, row
 
+from widgets.a11y import accessible_names, figures_source, names_columns, names_source
 from widgets.blend_plot import BlendPlot
 from widgets.controls import HeadControls
 from widgets.matrix_plot import MatrixPlot
@@ -75,13 +76,17 @@ class HeadPage:
             # needs, in that order: the figures a slider moves are always just above or beside it.
             "top": wrapping_row(m["weights"], self.blend.figure, self.controls.vectors, name="top"),
             "readout": column(
-                text_panel("<h3>The steps for the chosen query</h3>", **READOUT_WIDTH),
+                text_panel("<h2>The steps for the chosen query</h2>", **READOUT_WIDTH),
                 self.steps,
                 name="readout",
                 sizing_mode="stretch_width",
             ),
             "bottom": wrapping_row(m["scores"], m["scaled"], m["qkv"], name="bottom"),
         }
+        # What static/a11y.js names the controls and which figures get tables (widgets/a11y.py); carried
+        # by the controls' root so they are in the document wherever the page is shown.
+        self.names = names_source(accessible_names(labels, C=len(X[0]), d=d))
+        self.roots["controls"].tags = [self.names, figures_source()]
 
     @classmethod
     def for_state(cls, state, title: str = "") -> HeadPage:
@@ -112,8 +117,10 @@ class HeadPage:
             sizing_mode="stretch_width",
         )
 
-    def update(self, data: dict, labels, *, d: int, reshape: bool = False) -> None:
-        """Write one state's view data into the existing models."""
+    def update(self, data: dict, labels, *, d: int, reshape: bool = False, C: int | None = None) -> None:
+        """Write one state's view data into the existing models (and, on `reshape`, the controls' names)."""
+        if reshape and C is not None:
+            self.names.data = names_columns(accessible_names(labels, C=C, d=d))
         for name, plot in self.plots.items():
             square = name in SQUARE
             plot.update(

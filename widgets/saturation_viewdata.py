@@ -18,7 +18,7 @@ from core.saturation import SaturationCurve, SaturationPoint
 
 # Okabe–Ito colours, told apart by the common colour-blindnesses; raw and
 # scaled also differ in dash and marker, so the figures survive greyscale.
-RAW = "#D55E00"  # vermillion: softmax of q·k
+RAW = "#B84A00"  # dark vermillion: softmax of q·k (5.2 : 1 on white, so it can colour text)
 SCALED = "#0072B2"  # blue: softmax of q·k/√d
 REFERENCE_STEPS = [k / 4 for k in range(4, 37)]  # the √d line at d = 2^(1/4 … 9): straight on log axes
 

@@ -1,0 +1,509 @@
+// What a screen reader, a keyboard and a magnifier need from the explorer's Bokeh page, loaded by the
+// served page and by the static export (after BokehJS is defined or before: it waits for it).
+//
+// Bokeh 3.9 widgets render in shadow DOM and have no property for an accessible name, so this module
+// hooks one BokehJS method, DOMView.r_after_render (called once a view and its children are rendered),
+// and fixes up each view from data the page declares (widgets/a11y.py):
+//   * controls get accessible names from the document's "a11y-names" source (model name -> name), or
+//     from their own title; slider handles keep noUiSlider's aria-valuenow/-valuetext, which it updates
+//     on every move; toolbar buttons become named buttons; button groups and tabs say which is on;
+//   * every figure listed in the "a11y-figures" source gets a <details> after its document root with
+//     its numbers as an HTML table, built from the figure's own ColumnDataSource (so it follows every
+//     move in both pages). A closed table is not rebuilt: it is marked stale and built when opened;
+//   * every shadow root gets a visible focus ring.
+// If a BokehJS upgrade removes the hook, this says so on the console and A11y.hooked stays false
+// (tests/test_a11y.py fails on it).
+(function (root, factory) {
+  if (typeof module === "object" && module.exports) module.exports = factory(null);
+  else root.A11y = factory(root);
+})(typeof self !== "undefined" ? self : this, function (win) {
+  "use strict";
+
+  const NAMES = "a11y-names";
+  const FIGURES = "a11y-figures";
+  const MASKED = "masked";
+  const ANNOUNCE_AFTER_MS = 800;
+  const FOCUS_CSS =
+    ":focus-visible { outline: 3px solid #1d4ed8 !important; outline-offset: 2px !important; }" +
+    ".noUi-handle:focus-visible { box-shadow: 0 0 0 3px #1d4ed8 !important; }";
+
+  // --- the tables' data: the same as widgets/a11y.py (tests/test_a11y.py holds them equal) ----------
+
+  function fmt(x) {
+    return win && win.AttentionHead ? win.AttentionHead.fmt(x) : require("./attention.js").fmt(x);
+  }
+
+  const col = (data, name) => (data instanceof Map ? data.get(name) : data[name]);
+
+  function cellsTable(cells, outline) {
+    const value = Array.from(col(cells, "value")), n = value.length;
+    const blocks = col(cells, "matrix") ? Array.from(col(cells, "matrix")) : value.map(() => "");
+    const several = new Set(blocks).size > 1;
+    const colsOf = Array.from(col(cells, "col"), String), rowsOf = Array.from(col(cells, "row"), String);
+    const ys = Array.from(col(cells, "y"), (y) => Math.trunc(y));
+    const columns = [], keys = new Map(), rowOf = new Map();
+    for (let k = 0; k < n; k++) {
+      const key = blocks[k] + "\u0000" + colsOf[k];
+      if (!keys.has(key)) { keys.set(key, columns.length); columns.push([blocks[k], colsOf[k]]); }
+      if (!rowOf.has(ys[k])) rowOf.set(ys[k], rowsOf[k]);
+    }
+    const rows = [...rowOf.keys()].sort((a, b) => a - b).map((y) => rowOf.get(y));
+    const body = rows.map(() => columns.map(() => ""));
+    let masked = 0;
+    for (let k = 0; k < n; k++) {
+      const v = Number(value[k]);
+      if (Number.isNaN(v)) masked += 1;
+      body[ys[k]][keys.get(blocks[k] + "\u0000" + colsOf[k])] = Number.isNaN(v) ? MASKED : fmt(v);
+    }
+    const oy = outline ? col(outline, "y") : null;
+    const query = oy && oy.length ? Math.trunc(oy[0]) : null;
+    let note = query !== null ? `Rows are tokens; the query is '${rows[query]}'.` : "Rows are tokens.";
+    if (masked) {
+      note += ` ${masked} cell${masked !== 1 ? "s are" : " is"} masked: a key after its query, which gets no weight.`;
+    }
+    return {
+      columns: columns.map(([m, c]) => (several ? `${m}[${c}]` : c)),
+      rows: rows.map((r, i) => (i === query ? `${r} (the query)` : r)),
+      body: body,
+      note: note,
+    };
+  }
+
+  function insideConvex(hx, hy, x, y) {
+    const n = hx.length;
+    const scale = Math.max(1, ...hx.map(Math.abs), ...hy.map(Math.abs), Math.abs(x), Math.abs(y));
+    const tol = 1e-9 * scale * scale;
+    if (n === 1) return Math.abs(x - hx[0]) <= 1e-9 * scale && Math.abs(y - hy[0]) <= 1e-9 * scale;
+    if (n === 2) {
+      const cross = (hx[1] - hx[0]) * (y - hy[0]) - (hy[1] - hy[0]) * (x - hx[0]);
+      const dot = (x - hx[0]) * (hx[1] - hx[0]) + (y - hy[0]) * (hy[1] - hy[0]);
+      const length2 = (hx[1] - hx[0]) ** 2 + (hy[1] - hy[0]) ** 2;
+      return Math.abs(cross) <= tol && -tol <= dot && dot <= length2 + tol;
+    }
+    for (let k = 0; k < n; k++) {
+      const j = (k + 1) % n;
+      if ((hx[j] - hx[k]) * (y - hy[k]) - (hy[j] - hy[k]) * (x - hx[k]) < -tol) return false;
+    }
+    return true;
+  }
+
+  function blendTable(values, output, hull, axes) {
+    const ox = Number(col(output, "x")[0]), oy = Number(col(output, "y")[0]);
+    const label = String(col(output, "label")[0]);
+    const oneLine = axes.y === "(d = 1)";
+    const where = oneLine ? fmt(ox) : `(${fmt(ox)}, ${fmt(oy)})`;
+    const weights = Array.from(col(values, "weight"), Number);
+    const xs = Array.from(col(values, "x"), Number), ys = Array.from(col(values, "y"), Number);
+    const labels = Array.from(col(values, "label"), String);
+    let top = 0;
+    for (let k = 1; k < weights.length; k++) if (weights[k] > weights[top]) top = k;
+    const inside = insideConvex(Array.from(col(hull, "x"), Number), Array.from(col(hull, "y"), Number), ox, oy);
+    const note =
+      `${label.slice(0, 1).toUpperCase()}${label.slice(1)}: ${col(output, "text")[0]}. In the plot (${axes.x}` +
+      (oneLine ? "" : `, ${axes.y}`) +
+      `) it lies at ${where}, ${inside ? "inside" : "outside"} the values' hull; the largest weight, ` +
+      `${fmt(weights[top])}, is on the value of '${labels[top]}'.`;
+    return {
+      columns: ["weight", axes.x].concat(oneLine ? [] : [axes.y]),
+      rows: labels.map((v) => `value of ${v}`),
+      body: weights.map((w, k) => [fmt(w), fmt(xs[k])].concat(oneLine ? [] : [fmt(ys[k])])),
+      note: note,
+    };
+  }
+
+  function sliderName(label, component) {
+    return `${label}, component ${component}`;
+  }
+
+  const WEIGHTS = ["W_Q", "W_K", "W_V"];
+  const GENERATED = /^(x|W_Q|W_K|W_V)-\d+-\d+$/; // the names accessibleNames makes from the shape
+
+  /** widgets/a11y.py accessible_names: the fixed names, then the sliders x-t-c and the grid boxes W-r-c. */
+  function accessibleNames(fixed, labels, C, d) {
+    const names = Object.assign({}, fixed);
+    labels.forEach((label, t) => { for (let c = 0; c < C; c++) names[`x-${t}-${c}`] = sliderName(String(label), c); });
+    for (const matrix of WEIGHTS) {
+      for (let r = 0; r < C; r++) for (let c = 0; c < d; c++) names[`${matrix}-${r}-${c}`] = `${matrix} row ${r} column ${c}`;
+    }
+    return names;
+  }
+
+  if (!win) return { cellsTable, blendTable, sliderName, accessibleNames }; // Node: for the parity test
+
+  // --- the page --------------------------------------------------------------------------------------
+
+  const esc = (text) =>
+    String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+  const state = { hooked: false, docs: new WeakMap(), focusSheet: null, tables: new Set() };
+
+  function docState(doc) {
+    let s = state.docs.get(doc);
+    if (s === undefined) {
+      s = { names: null, figures: null, tables: new Map() };
+      const names = doc.get_model_by_name(NAMES);
+      if (names) names.change.connect(() => { s.names = null; sweep(); });
+      state.docs.set(doc, s);
+    }
+    return s;
+  }
+
+  function namesOf(doc) {
+    const s = docState(doc);
+    if (s.names === null) {
+      s.names = new Map();
+      const source = doc.get_model_by_name(NAMES);
+      if (source) {
+        const models = col(source.data, "model"), names = col(source.data, "name");
+        for (let k = 0; k < models.length; k++) s.names.set(models[k], names[k]);
+      }
+    }
+    return s.names;
+  }
+
+  function figuresOf(doc) {
+    const s = docState(doc);
+    if (s.figures === null) {
+      s.figures = new Map();
+      const source = doc.get_model_by_name(FIGURES);
+      if (source) {
+        const d = source.data, figures = col(d, "figure");
+        for (let k = 0; k < figures.length; k++) {
+          s.figures.set(figures[k], {
+            order: k, kind: col(d, "kind")[k], source: col(d, "source")[k], summary: col(d, "summary")[k],
+            announce: Boolean(col(d, "announce") && col(d, "announce")[k]),
+          });
+        }
+      }
+    }
+    return s.figures;
+  }
+
+  function titleText(model) {
+    const t = model.title;
+    if (t == null) return "";
+    return typeof t === "string" ? t : t.text != null ? String(t.text) : "";
+  }
+
+  const setAttr = (el, name, value) => {
+    if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+  };
+
+  function focusRing(view) {
+    const shadow = view.shadow_el;
+    if (!shadow || !("adoptedStyleSheets" in shadow)) return;
+    if (state.focusSheet === null) {
+      state.focusSheet = new CSSStyleSheet();
+      state.focusSheet.replaceSync(FOCUS_CSS);
+    }
+    if (!shadow.adoptedStyleSheets.includes(state.focusSheet)) {
+      shadow.adoptedStyleSheets = [...shadow.adoptedStyleSheets, state.focusSheet];
+    }
+  }
+
+  function ownFields(view, selector) {
+    return view.shadow_el ? Array.from(view.shadow_el.querySelectorAll(selector)) : [];
+  }
+
+  function decorate(view) {
+    const model = view.model;
+    if (!model) return;
+    if (model.tool !== undefined && view.el) return toolButton(view); // made by BokehJS: no document
+    if (!model.document) return;
+    focusRing(view);
+    const declared = model.name ? namesOf(model.document).get(model.name) : undefined;
+    const name = declared !== undefined ? declared : titleText(model) || labelBefore(view);
+    for (const handle of ownFields(view, ".noUi-handle")) if (name) setAttr(handle, "aria-label", name);
+    for (const field of ownFields(view, "input:not([type=checkbox]):not([type=radio]), select, textarea")) {
+      if (declared !== undefined) setAttr(field, "aria-label", declared);
+    }
+    for (const [selector, verb] of [[".bk-spin-btn-up", "Increase"], [".bk-spin-btn-down", "Decrease"]]) {
+      for (const button of ownFields(view, selector)) {
+        setAttr(button, "aria-label", `${verb} ${name}`);
+        setAttr(button, "tabindex", "-1"); // the arrow keys in the box do the same, one Tab stop fewer
+      }
+    }
+    if (Array.isArray(model.labels) && typeof model.active === "number") buttonGroup(view, name);
+    if (Array.isArray(model.tabs) && typeof model.active === "number") tabs(view);
+    if (model.renderers !== undefined && model.toolbar !== undefined) figure(view);
+  }
+
+  // A control without a title whose layout puts a text label just before it (Panel's DiscreteSlider):
+  // that label's text, up to any ":" that starts the value.
+  function labelBefore(view) {
+    const siblings = view.parent && view.parent.model && view.parent.model.children;
+    if (!Array.isArray(siblings)) return "";
+    const k = siblings.indexOf(view.model);
+    const before = k > 0 ? siblings[k - 1] : null;
+    if (!before || typeof before.text !== "string") return "";
+    const text = new DOMParser().parseFromString(before.text, "text/html").body.textContent; // inert: no loads
+    return text.split(":")[0].trim();
+  }
+
+  function toolButton(view) {
+    let title = "", up = view.parent;
+    while (up && !title) {
+      if (up.model && up.model.renderers !== undefined) title = titleText(up.model);
+      up = up.parent;
+    }
+    const tip = view.el.title || (view.model.tool && view.model.tool.tooltip) || "tool";
+    setAttr(view.el, "role", "button");
+    setAttr(view.el, "aria-label", title ? `${tip}: ${title}` : tip);
+    const tool = view.model.tool;
+    if (tool.type === "HoverTool") setAttr(view.el, "tabindex", "-1"); // it acts on the mouse pointer only
+    if (view.model.type === "OnOffButton" && tool.properties.active) { // hover and other tools one turns on or off
+      const mark = () => setAttr(view.el, "aria-pressed", String(Boolean(tool.active)));
+      mark();
+      if (!view._a11yActive) {
+        view._a11yActive = true;
+        view.connect(tool.properties.active.change, mark);
+      }
+    }
+  }
+
+  function watch(view, property, key, action) {
+    if (view[key]) return;
+    view[key] = true;
+    view.connect(view.model.properties[property].change, action);
+  }
+
+  function buttonGroup(view, name) {
+    const group = ownFields(view, ".bk-btn-group")[0];
+    if (!group) return;
+    setAttr(group, "role", "group");
+    if (name) setAttr(group, "aria-label", name);
+    const mark = () => ownFields(view, ".bk-btn-group > button").forEach((b, k) =>
+      setAttr(b, "aria-pressed", String(k === view.model.active)));
+    mark();
+    watch(view, "active", "_a11yActive", () => requestAnimationFrame(mark));
+  }
+
+  function tabs(view) {
+    const mark = () => {
+      const wrapper = ownFields(view, ".bk-headers-wrapper")[0];
+      if (wrapper) setAttr(wrapper, "role", "tablist");
+      ownFields(view, ".bk-tab").forEach((tab, k) => {
+        setAttr(tab, "role", "tab");
+        setAttr(tab, "aria-selected", String(k === view.model.active));
+        if (!tab._a11yKeys) {
+          tab._a11yKeys = true;
+          tab.addEventListener("keydown", (event) => {
+            if (event.key === "Enter" || event.key === " ") {
+              event.preventDefault();
+              tab.click();
+            }
+          });
+        }
+      });
+    };
+    mark();
+    watch(view, "active", "_a11yActive", () => requestAnimationFrame(mark));
+  }
+
+  // --- figures and their tables ------------------------------------------------------------------------
+
+  function rootView(view) {
+    let v = view;
+    while (v.parent) v = v.parent;
+    return v;
+  }
+
+  function figure(view) {
+    const model = view.model, doc = model.document;
+    const spec = figuresOf(doc).get(model.name);
+    if (!spec || !view.el) return;
+    setAttr(view.el, "role", "figure");
+    setAttr(view.el, "aria-label", `${titleText(model)}. Its numbers: "${spec.summary}", below.`);
+    const s = docState(doc);
+    let table = s.tables.get(model.name);
+    if (table === undefined || !table.details.isConnected) {
+      table = makeTable(view, spec);
+      if (table === null) return;
+      s.tables.set(model.name, table);
+    }
+    table.plot = model;
+    table.stale = true;
+    if (table.details.open) render(table);
+  }
+
+  function container(view) {
+    const top = rootView(view).el;
+    if (!top || !top.parentNode) return null;
+    let box = top.nextElementSibling;
+    if (!box || !box.classList.contains("a11y-tables")) {
+      box = document.createElement("div");
+      box.className = "a11y-tables";
+      top.parentNode.insertBefore(box, top.nextSibling);
+    }
+    return box;
+  }
+
+  function makeTable(view, spec) {
+    const box = container(view);
+    if (box === null) return null;
+    const doc = view.model.document, name = view.model.name;
+    const details = document.createElement("details");
+    details.className = "figure-table";
+    details.dataset.figure = name;
+    details.dataset.order = String(spec.order);
+    details.innerHTML = `<summary>${esc(spec.summary)}</summary><div class="figure-table-body"></div>`;
+    const after = [...box.children].find((d) => Number(d.dataset.order) > spec.order);
+    box.insertBefore(details, after || null);
+    const table = { details, spec, doc, plot: view.model, stale: true, queued: false, sources: {} };
+    state.tables.add(table);
+    const names = spec.kind === "blend"
+      ? { values: `${spec.source}-values`, output: `${spec.source}-output`, hull: `${spec.source}-hull` }
+      : { cells: spec.source, outline: `${name}-outline` };
+    for (const [key, sourceName] of Object.entries(names)) {
+      const source = doc.get_model_by_name(sourceName);
+      table.sources[key] = source;
+      if (source) source.change.connect(() => changed(table));
+    }
+    details.addEventListener("toggle", () => { if (details.open && table.stale) render(table); });
+    if (spec.announce) {
+      table.status = document.createElement("div");
+      table.status.className = "a11y-status";
+      table.status.setAttribute("role", "status"); // polite: heard after what the reader is saying
+      box.insertBefore(table.status, box.firstChild);
+    }
+    return table;
+  }
+
+  // The query's row, said once the sliders rest (a drag would otherwise queue a sentence per step).
+  function announce(table) {
+    clearTimeout(table.announcing);
+    table.announcing = setTimeout(() => {
+      const t = tableData(table);
+      const q = t.rows.findIndex((r) => r.endsWith(" (the query)"));
+      if (q < 0) return;
+      const heading = titleText(table.plot).split(":")[0];
+      const row = t.columns.map((c, j) => `${c} ${t.body[q][j]}`).join(", ");
+      const text = `${heading} of ${t.rows[q].slice(0, -" (the query)".length)}: ${row}`;
+      if (table.status.textContent !== text) table.status.textContent = text;
+    }, ANNOUNCE_AFTER_MS);
+  }
+
+  function changed(table) {
+    if (table.status) announce(table);
+    table.stale = true;
+    if (!table.details.open || table.queued) return;
+    table.queued = true; // one rebuild a frame, however many of its sources a move changed
+    requestAnimationFrame(() => { table.queued = false; if (table.stale) render(table); });
+  }
+
+  function axisLabel(plot, sides) {
+    for (const side of sides) for (const r of plot[side] || []) if (r.axis_label != null) return titleText({ title: r.axis_label });
+    return "";
+  }
+
+  function tableData(table) {
+    const src = table.sources;
+    if (table.spec.kind === "blend") {
+      const axes = { x: axisLabel(table.plot, ["below", "above"]), y: axisLabel(table.plot, ["left", "right"]) };
+      return blendTable(src.values.data, src.output.data, src.hull.data, axes);
+    }
+    const outline = src.outline ? src.outline.data : null;
+    return cellsTable(src.cells.data, outline);
+  }
+
+  // Same rows and columns as last time: only the cells whose text changed are written (a move changes
+  // numbers, not the table's shape), so the browser re-lays out a few cells instead of a new table.
+  function render(table) {
+    table.stale = false;
+    const t = tableData(table), caption = titleText(table.plot);
+    const shape = JSON.stringify([t.columns, t.rows, caption]);
+    const body = table.details.querySelector(".figure-table-body");
+    if (shape !== table.shape) {
+      table.shape = shape;
+      body.innerHTML = tableHtml(t, caption);
+      return;
+    }
+    const note = body.querySelector(".figure-table-note");
+    if (note.textContent !== t.note) note.textContent = t.note;
+    body.querySelectorAll("tbody tr").forEach((tr, i) => {
+      const cells = tr.children;
+      t.body[i].forEach((v, j) => {
+        const td = cells[j + 1];
+        if (td.textContent !== v) {
+          td.textContent = v;
+          td.className = v === MASKED ? "masked" : "";
+        }
+      });
+    });
+  }
+
+  function tableHtml(t, caption) {
+    const head = "<tr><td></td>" + t.columns.map((c) => `<th scope="col">${esc(c)}</th>`).join("") + "</tr>";
+    const rows = t.rows.map((r, i) =>
+      `<tr${r.endsWith("(the query)") ? ' class="query-row"' : ""}><th scope="row">${esc(r)}</th>` +
+      t.body[i].map((v) => `<td${v === MASKED ? ' class="masked"' : ""}>${esc(v)}</td>`).join("") + "</tr>");
+    return (
+      `<p class="figure-table-note">${esc(t.note)}</p>` +
+      `<table><caption>${esc(caption)}</caption><thead>${head}</thead><tbody>${rows.join("")}</tbody></table>`
+    );
+  }
+
+  // --- installing ------------------------------------------------------------------------------------
+
+  function* views() {
+    const index = win.Bokeh && win.Bokeh.index;
+    const roots = index ? (index.roots ? [...index.roots] : Object.values(index)) : [];
+    const stack = [...roots];
+    while (stack.length) {
+      const v = stack.pop();
+      yield v;
+      if (typeof v.children === "function") for (const c of v.children()) stack.push(c);
+    }
+  }
+
+  function sweep() {
+    for (const v of views()) {
+      try { decorate(v); } catch (err) { console.error("a11y.js:", err); }
+    }
+  }
+
+  /** Rebuild every open table that a change has left stale, now rather than at the next frame (for timing). */
+  function renderOpen() {
+    for (const table of state.tables) if (table.details.isConnected && table.details.open && table.stale) render(table);
+  }
+
+  /** Rename the controls for new tokens or widths (the export's glue calls this): the same names as
+   * widgets/a11y.py accessible_names gives, kept in the document's "a11y-names" source. */
+  function renameControls(doc, labels, C, d) {
+    const source = doc.get_model_by_name(NAMES);
+    if (!source) return;
+    const models = Array.from(col(source.data, "model")), names = Array.from(col(source.data, "name"));
+    const fixed = {};
+    models.forEach((m, k) => { if (!GENERATED.test(m)) fixed[m] = names[k]; });
+    const all = accessibleNames(fixed, labels, C, d);
+    const value = { model: Object.keys(all), name: Object.values(all) };
+    source.data = source.data instanceof Map ? new Map(Object.entries(value)) : value;
+  }
+
+  function install() {
+    let proto = null;
+    try { proto = win.Bokeh.require("core/dom_view").DOMView.prototype; } catch (e) { /* reported below */ }
+    if (!proto || typeof proto.r_after_render !== "function") {
+      console.error("a11y.js: this BokehJS has no DOMView.r_after_render; controls are not named");
+      return;
+    }
+    if (!proto.r_after_render.a11y) {
+      const after = proto.r_after_render;
+      proto.r_after_render = function () {
+        after.call(this);
+        try { decorate(this); } catch (err) { console.error("a11y.js:", err); }
+      };
+      proto.r_after_render.a11y = true;
+    }
+    state.hooked = true;
+    sweep(); // views rendered before the hook was in place
+  }
+
+  if (win.Bokeh && win.Bokeh.require) install();
+  else win.document.addEventListener("DOMContentLoaded", install, { once: true });
+
+  return {
+    get hooked() { return state.hooked; },
+    cellsTable, blendTable, sliderName, accessibleNames, renameControls, sweep, tableHtml, renderOpen,
+  };
+});

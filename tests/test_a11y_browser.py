@@ -1,0 +1,235 @@
+"""Accessibility in Chromium: axe-core finds nothing, the keyboard reaches everything, names and tables.
+
+axe-core comes from npm (tests/node, installed by setup.sh) and is injected into the page. The export is
+opened from file://, the served page from `panel serve`; in both, static/a11y.js names the controls and
+builds the figures' tables, and the numbers read from the accessibility tree are the Python core's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from app.export import export
+from core.presets import CHAPTER, PRESETS
+from tests.conftest import ROOT
+from widgets.a11y import figure_tables
+from widgets.state import HeadState
+from widgets.viewdata import view_data
+
+AXE_JS = ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js"
+FIGURES = ("weights", "blend", "scores", "scaled", "qkv")
+READY = (
+    "() => window.A11y && A11y.hooked && window.Bokeh && Bokeh.documents.length > 0"
+    " && document.querySelectorAll('details.figure-table').length === 5"
+)
+# The element that has the focus, inside shadow roots too, described by what a screen reader would say first.
+FOCUSED = """() => {
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  if (!el || el === document.body) return null;
+  const label = el.labels && el.labels.length ? el.labels[0].textContent : "";
+  return (el.getAttribute("aria-label") || label || el.textContent || el.tagName).trim().slice(0, 80);
+}"""
+
+
+def axe_violations(page, within: str | None = None) -> list[str]:
+    """axe-core's violations in the page, or only in the elements matching the CSS selector `within`."""
+    if not AXE_JS.exists():
+        pytest.fail("axe-core is missing: run `bash setup.sh` (it runs npm ci in tests/node)")
+    if not page.evaluate("() => typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE_JS))
+    found = page.evaluate(
+        "async (within) => (await axe.run(within ? {include: [within]} : document,"
+        " {resultTypes: ['violations']})).violations"
+        ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} × ${v.nodes[0].target.join(' ')}`)",
+        within,
+    )
+    return found
+
+
+def chapter_tables(x_it_0: float = 0.2) -> dict:
+    s = HeadState()
+    if x_it_0 != 0.2:
+        s.set_x(3, 0, x_it_0)
+    return figure_tables(view_data(s.head, s.query, s.labels, s.dims))
+
+
+def table_rows(page, figure: str) -> list[list[str]]:
+    """The figure's table as the page shows it: header row, then one list per token."""
+    return page.evaluate(
+        """(figure) => [...document.querySelectorAll(`details[data-figure="${figure}"] tr`)]
+             .map(tr => [...tr.children].map(c => c.textContent))""",
+        figure,
+    )
+
+
+def expect_table(page, figure: str, table: dict) -> None:
+    page.wait_for_function(
+        """([figure, want]) => {
+             const rows = [...document.querySelectorAll(`details[data-figure="${figure}"] tbody tr`)];
+             return rows.length && JSON.stringify(rows.map(tr => [...tr.children].map(c => c.textContent)))
+               === JSON.stringify(want);
+           }""",
+        arg=[figure, [[r, *cells] for r, cells in zip(table["rows"], table["body"])]],
+        timeout=10_000,
+    )
+    assert table_rows(page, figure)[0] == ["", *table["columns"]]
+
+
+# A preset with the chapter's shape and other tokens: loading it makes the export rename its sliders.
+OTHER_TOKENS = dataclasses.replace(
+    CHAPTER, name="other", title="Other tokens", tokens=("A", "cat", "sat", "it")
+)
+
+
+@pytest.fixture(scope="module")
+def export_url(tmp_path_factory):
+    out = export(tmp_path_factory.mktemp("a11y") / "head.html", presets={**PRESETS, "other": OTHER_TOKENS})
+    return out.as_uri()
+
+
+def open_page(page, url: str):
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(url)
+    page.wait_for_function(READY, timeout=60_000)
+    hook = "Bokeh.require('core/dom_view').DOMView.prototype.r_after_render"
+    assert page.evaluate(f"() => {hook}.a11y === true")  # static/a11y.js's hook is in place
+    return errors
+
+
+def test_export_has_no_axe_violations_and_names_every_slider(page, export_url, artifacts):
+    errors = open_page(page, export_url)
+    for label, vector in zip(CHAPTER.tokens, CHAPTER.X):
+        for c, v in enumerate(vector):
+            slider = page.get_by_role("slider", name=f"{label}, component {c}", exact=True)
+            assert slider.get_attribute("aria-valuetext") == f"{v:.2f}"
+    assert page.get_by_role("button", name=re.compile("^Save: Weights")).count() == 1
+    for summary in page.locator("details.figure-table > summary").all():
+        summary.click()
+    assert axe_violations(page) == []  # the whole page, its tables open
+    tables = chapter_tables()
+    for figure in FIGURES:
+        expect_table(page, figure, tables[figure])
+    tree = page.locator('details[data-figure="weights"]').aria_snapshot()
+    assert 'rowheader "it (the query)"' in tree and 'cell "0.56"' in tree and 'cell "masked"' in tree
+    blend = page.locator('details[data-figure="blend"]').aria_snapshot()
+    assert tables["blend"]["note"] in blend
+    page.screenshot(path=str(artifacts / "a11y-export-tables.png"), full_page=True)
+    assert errors == []
+
+
+def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_url, artifacts):
+    errors = open_page(page, export_url)
+    page.locator('details[data-figure="weights"] > summary').focus()  # a first Tab lands in the page
+    page.keyboard.press("Enter")  # opened from the keyboard
+    page.evaluate("() => document.activeElement.blur()")
+    seen: list[str] = []
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        now = page.evaluate(FOCUSED)
+        if now is not None and seen and now == seen[0]:
+            break  # round the page and back to the start: no trap
+        if now is not None:
+            seen.append(now)
+    else:
+        pytest.fail(f"Tab never came back to the first control; reached {seen}")
+    want = [
+        "Preset",
+        "Query token (the row being read)",
+        *(f"{t}, component {c}" for t in CHAPTER.tokens for c in range(3)),
+        "Divide scores by √d",
+        "Causal mask (hide later tokens)",
+        "Tie keys to queries (W_K = W_Q)",
+        "softmax",
+        "raw scores",
+        "top-1",
+        "Multiply X by (every token vector is scaled by this number)",
+        "Reset to the chapter's example",
+        "What each switch shows",
+        *(f"Save: {t}" for t in ("Weights", "The blend", "Scores Q·Kᵀ", "Scores after", "Q = X·W_Q")),
+        "The weights as a table",
+        "Q, K and V as a table",
+    ]
+    missing = [w for w in want if not any(s.startswith(w) for s in seen)]
+    assert missing == [], f"not reached by Tab: {missing}; reached {seen}"
+    assert seen.index("The, component 0") < seen.index("it, component 2")  # controls in reading order
+
+    page.get_by_role("slider", name="it, component 0", exact=True).focus()
+    ring = page.evaluate(
+        "() => { let el = document.activeElement; while (el.shadowRoot && el.shadowRoot.activeElement)"
+        " el = el.shadowRoot.activeElement; const s = getComputedStyle(el);"
+        " return [s.outlineStyle, s.outlineWidth, s.boxShadow]; }"
+    )
+    assert ring[0] != "none" or ring[2] != "none", ring  # a visible focus ring
+    page.keyboard.press("ArrowRight")
+    slider = page.get_by_role("slider", name="it, component 0", exact=True)
+    page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('x-3-0').value > 0.2", timeout=10_000)
+    assert slider.get_attribute("aria-valuetext") == "0.25"  # announced as it changes
+    moved = chapter_tables(0.25)["weights"]
+    expect_table(page, "weights", moved)  # the open table followed
+    said = ", ".join(f"{c} {v}" for c, v in zip(moved["columns"], moved["body"][3]))
+    status = page.get_by_role("status")  # what a screen reader hears once the slider rests
+    status.filter(has_text=f"Weights of it: {said}").wait_for(timeout=10_000)
+    page.screenshot(path=str(artifacts / "a11y-keyboard-focus.png"))
+    assert errors == []
+
+
+def test_served_page_and_its_tabs_have_no_axe_violations(page, served_app):
+    errors = open_page(page, served_app)
+    assert axe_violations(page) == []
+    assert page.get_by_role("textbox", name="W_Q row 1 column 0", exact=True).count() == 1
+    assert page.get_by_role("button", name="Increase Head width d", exact=True).count() == 1
+    for tab, field in (("Why ÷√d", "seed"), ("Long-context cost", "T exactly")):
+        page.get_by_role("tab", name=tab).focus()
+        page.keyboard.press("Enter")  # tabs open from the keyboard
+        assert page.get_by_role("tab", name=tab).get_attribute("aria-selected") == "true"
+        # The tab's explorer is built when first opened: wait for one of its fields, then check that part.
+        page.get_by_label(field, exact=True).wait_for(timeout=20_000)
+        page.wait_for_timeout(500)
+        assert axe_violations(page, ".area-more") == [], tab
+    assert errors == []
+
+
+def test_served_names_and_tables_follow_the_server(page, served_app):
+    open_page(page, served_app)
+    page.locator('details[data-figure="weights"] > summary').click()
+    expect_table(page, "weights", chapter_tables()["weights"])
+    slider = page.get_by_role("slider", name="it, component 0", exact=True)
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    expect_table(page, "weights", chapter_tables(0.25)["weights"])  # numbers from the server, in the table
+    labels = page.get_by_role("textbox", name="Token labels, separated by commas")
+    labels.fill("A, cat, sat, it")
+    labels.press("Enter")
+    page.get_by_role("slider", name="A, component 2", exact=True).wait_for(timeout=10_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('details[data-figure=weights] th')]"
+        ".some(t => t.textContent === 'A')",
+        timeout=10_000,
+    )
+
+
+def test_export_renames_sliders_for_a_preset_with_other_tokens(page, export_url):
+    """The export's glue hands new token labels to static/a11y.js, which renames the sliders."""
+    errors = open_page(page, export_url)
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('preset').value = 'other'; }")
+    page.get_by_role("slider", name="A, component 2", exact=True).wait_for(timeout=10_000)
+    assert page.get_by_role("slider", name="The, component 2", exact=True).count() == 0
+    assert errors == []
+
+
+def test_a11y_js_says_so_when_its_bokeh_hook_is_gone(page):
+    """A BokehJS without DOMView.r_after_render: nothing would be named, so the page's console says why."""
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.set_content("<html><head><title>t</title></head><body></body></html>")
+    page.evaluate("() => { window.Bokeh = {require: () => ({}), index: {}}; }")
+    page.add_script_tag(path=str(ROOT / "static" / "a11y.js"))
+    assert page.evaluate("() => A11y.hooked") is False
+    assert any("a11y.js: this BokehJS has no DOMView.r_after_render" in e for e in errors), errors

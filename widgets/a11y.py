@@ -1,0 +1,231 @@
+"""What a screen reader, a keyboard and a magnifier get from the page, declared as data.
+
+Bokeh 3.9 has no property for an accessible name, and its widgets live in shadow DOM, so
+static/a11y.js (loaded by the served page and the export) applies what is declared here:
+
+* `accessible_names`: model name -> accessible name, for controls whose visible text does not
+  say what they change (a slider titled "it[0]" is "it, component 0"; a grid box with no title
+  is "W_Q row 1 column 0"). A control missing from the map is named by its own title.
+* `FIGURE_TABLES`: which figures get a table of their numbers, and from which source (and which one
+  a screen reader hears, its query's row, in a polite status line once a change settles). The tables
+  are built in the browser from the figures' own ColumnDataSources, so they follow every move
+  without another message from the server; `cells_table` and `blend_table` are the reference
+  for what they hold (static/a11y.js builds the same data; tests/test_a11y.py holds them equal).
+
+Both reach the browser as two ColumnDataSources in the document (`names_source`,
+`figures_source`), so the names can change with the tokens.
+"""
+
+from __future__ import annotations
+
+import math
+
+from bokeh.models import ColumnDataSource
+
+from core.trace import fmt
+from widgets.editor import WEIGHTS
+
+NAMES_SOURCE = "a11y-names"
+FIGURES_SOURCE = "a11y-figures"
+MASKED = "masked"
+
+# Controls whose title alone would not say what they change, or that have no title. Every other
+# control is named by its title (or its own text: buttons, checkboxes).
+ACCESSIBLE_NAMES = {
+    "x_scale": "Multiply X by (every token vector is scaled by this number)",
+    "normaliser": "Turn scores into weights with",
+    "dim-x": "Blend plot: x shows value component",
+    "dim-y": "Blend plot: y shows value component",
+}
+
+# figure model name -> (kind, the source its numbers come from, what the table's summary says, whether a
+# screen reader hears the query's row of it once a change settles)
+FIGURE_TABLES = {
+    "weights": ("cells", "weights-cells", "The weights as a table", True),
+    "blend": ("blend", "blend", "The blend as text", False),
+    "scores": ("cells", "scores-cells", "The scores as a table", False),
+    "scaled": ("cells", "scaled-cells", "The scaled and masked scores as a table", False),
+    "qkv": ("cells", "qkv-cells", "Q, K and V as a table", False),
+}
+
+
+def slider_name(label: str, component: int) -> str:
+    """What a token's slider changes: one component of that token's vector."""
+    return f"{label}, component {component}"
+
+
+def weight_name(matrix: str, row: int, column: int) -> str:
+    return f"{matrix} row {row} column {column}"
+
+
+def accessible_names(labels, C: int, d: int, weights=WEIGHTS) -> dict[str, str]:
+    """Every declared name for a head with these tokens and widths (sliders x-t-c, grid boxes W-r-c)."""
+    names = dict(ACCESSIBLE_NAMES)
+    for t, label in enumerate(labels):
+        for c in range(C):
+            names[f"x-{t}-{c}"] = slider_name(str(label), c)
+    for matrix in weights:
+        for r in range(C):
+            for c in range(d):
+                names[f"{matrix}-{r}-{c}"] = weight_name(matrix, r, c)
+    return names
+
+
+def names_columns(names: dict[str, str]) -> dict[str, list[str]]:
+    return {"model": list(names), "name": list(names.values())}
+
+
+def names_source(names: dict[str, str]) -> ColumnDataSource:
+    return ColumnDataSource(names_columns(names), name=NAMES_SOURCE)
+
+
+def figures_source(figures: dict = FIGURE_TABLES) -> ColumnDataSource:
+    return ColumnDataSource(
+        {
+            "figure": list(figures),
+            "kind": [f[0] for f in figures.values()],
+            "source": [f[1] for f in figures.values()],
+            "summary": [f[2] for f in figures.values()],
+            "announce": [f[3] for f in figures.values()],
+        },
+        name=FIGURES_SOURCE,
+    )
+
+
+# -- the tables' data: the reference for static/a11y.js ------------------------------------------
+
+
+def _query_row(outline: dict | None) -> int | None:
+    ys = (outline or {}).get("y") or []
+    return int(ys[0]) if len(ys) else None
+
+
+def cells_table(cells: dict, outline: dict | None = None) -> dict:
+    """A heatmap's numbers as a table: a header row of keys (or matrix components), a row per token.
+
+    `cells` holds a MatrixPlot source's columns (x, y, value, row, col and, for several matrices side by
+    side, matrix). Masked cells (NaN) read "masked"; the query's row, from the outline, says so.
+    """
+    n = len(cells["value"])
+    blocks = cells.get("matrix") or [""] * n
+    several = len(set(blocks)) > 1
+    keys = [(blocks[k], str(cells["col"][k])) for k in range(n)]
+    column_of = {key: j for j, key in enumerate(dict.fromkeys(keys))}  # first-seen order
+    row_of: dict[int, str] = {}
+    for k in range(n):
+        row_of.setdefault(int(cells["y"][k]), str(cells["row"][k]))
+    rows = [row_of[y] for y in sorted(row_of)]
+    body = [["" for _ in column_of] for _ in rows]
+    masked = 0
+    for k in range(n):
+        value = float(cells["value"][k])
+        masked += math.isnan(value)
+        body[int(cells["y"][k])][column_of[keys[k]]] = MASKED if math.isnan(value) else fmt(value)
+    query = _query_row(outline)
+    return {
+        "columns": [f"{m}[{c}]" if several else c for m, c in column_of],
+        "rows": [f"{r} (the query)" if i == query else r for i, r in enumerate(rows)],
+        "body": body,
+        "note": _cells_note(rows, query, masked),
+    }
+
+
+def _cells_note(rows, query, masked: int) -> str:
+    parts = [f"Rows are tokens; the query is '{rows[query]}'." if query is not None else "Rows are tokens."]
+    if masked:
+        are = "s are" if masked != 1 else " is"
+        parts.append(f"{masked} cell{are} masked: a key after its query, which gets no weight.")
+    return " ".join(parts)
+
+
+def _inside_convex(hx, hy, x: float, y: float) -> bool:
+    """Whether (x, y) lies in the convex polygon (hx, hy) (counter-clockwise, as convex_hull gives it),
+    its boundary included, with a tolerance for rounding."""
+    n = len(hx)
+    scale = max([1.0] + [abs(v) for v in (*hx, *hy, x, y)])
+    tol = 1e-9 * scale * scale
+    if n == 1:
+        return abs(x - hx[0]) <= 1e-9 * scale and abs(y - hy[0]) <= 1e-9 * scale
+    if n == 2:
+        cross = (hx[1] - hx[0]) * (y - hy[0]) - (hy[1] - hy[0]) * (x - hx[0])
+        dot = (x - hx[0]) * (hx[1] - hx[0]) + (y - hy[0]) * (hy[1] - hy[0])
+        length2 = (hx[1] - hx[0]) ** 2 + (hy[1] - hy[0]) ** 2
+        return abs(cross) <= tol and -tol <= dot <= length2 + tol
+    for k in range(n):
+        j = (k + 1) % n
+        if (hx[j] - hx[k]) * (y - hy[k]) - (hy[j] - hy[k]) * (x - hx[k]) < -tol:
+            return False
+    return True
+
+
+def blend_table(values: dict, output: dict, hull: dict, axes: dict) -> dict:
+    """The blend plot in words: where the output lies, then each value with the weight on it."""
+    ox, oy = float(output["x"][0]), float(output["y"][0])
+    label = str(output["label"][0])
+    one_line = axes["y"] == "(d = 1)"
+    where = f"({fmt(ox)}, {fmt(oy)})" if not one_line else fmt(ox)
+    weights = [float(w) for w in values["weight"]]
+    top = max(range(len(weights)), key=lambda k: (weights[k], -k))
+    inside = _inside_convex([float(v) for v in hull["x"]], [float(v) for v in hull["y"]], ox, oy)
+    note = (
+        f"{label[:1].upper()}{label[1:]}: {output['text'][0]}. In the plot ({axes['x']}"
+        + ("" if one_line else f", {axes['y']}")
+        + f") it lies at {where}, "
+        + ("inside" if inside else "outside")
+        + f" the values' hull; the largest weight, {fmt(weights[top])}, is on the value of "
+        + f"'{values['label'][top]}'."
+    )
+    columns = ["weight", axes["x"]] + ([] if one_line else [axes["y"]])
+    body = [
+        [fmt(float(w)), fmt(float(x))] + ([] if one_line else [fmt(float(y))])
+        for w, x, y in zip(values["weight"], values["x"], values["y"])
+    ]
+    return {
+        "columns": columns,
+        "rows": [f"value of {v}" for v in values["label"]],
+        "body": body,
+        "note": note,
+    }
+
+
+def figure_sources(data: dict) -> dict[str, tuple[dict, dict | None]]:
+    """Each heatmap's source columns and query outline, as the page's figures hold them for `data`."""
+    from widgets.matrix_plot import MatrixPlot, side_by_side
+    from widgets.page import MATRIX_FIGURES, SQUARE
+
+    out = {}
+    for name, _, _, blocks in MATRIX_FIGURES:
+        n_cols = int(max(data["cells"][blocks[0]]["x"])) + 1
+        cells = side_by_side({b: data["cells"][b] for b in blocks}, n_cols, MatrixPlot.GAP)
+        out[name] = ({k: list(v) for k, v in cells.items()}, data["outline"] if name in SQUARE else None)
+    return out
+
+
+def figure_tables(data: dict) -> dict[str, dict]:
+    """Every figure's table for one view_data dict (widgets.viewdata.view_data), by figure name."""
+    tables = {name: cells_table(cells, outline) for name, (cells, outline) in figure_sources(data).items()}
+    b = data["blend"]
+    tables["blend"] = blend_table(b["values"], b["output"], b["hull"], b["axes"])
+    return tables
+
+
+# -- contrast (WCAG 2.1): text needs 4.5 : 1 against what is behind it, lines and shapes 3 : 1 ----------
+
+TEXT_CONTRAST, GRAPHICS_CONTRAST = 4.5, 3.0
+
+
+def luminance(colour: str) -> float:
+    """Relative luminance of a #rrggbb colour."""
+    rgb = [int(colour.lstrip("#")[k : k + 2], 16) / 255 for k in (0, 2, 4)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def ink_for(palette, dark: str = "#1a1a1a", light: str = "#ffffff") -> tuple[str, ...]:
+    """For each cell colour, the text colour (dark or light) that reads best on it."""
+    return tuple(dark if contrast(c, dark) >= contrast(c, light) else light for c in palette)
