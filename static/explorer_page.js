@@ -59,6 +59,23 @@
     return out;
   }
 
+  /**
+   * The window whose address holds the link. The pasted fragment (app/fragment.py) runs the page in a
+   * srcdoc frame, whose own address is about:srcdoc: there the link is the embedding page's, so the
+   * chapter can link to a head inside its own page. Of several fragments on one page only the first
+   * owns it (null for the others).
+   */
+  function addressWindow() {
+    if (window.location.href !== 'about:srcdoc') return window;
+    try {
+      const host = window.parent;
+      const first = host.document.querySelector('.attention-head-embed iframe');
+      return first === window.frameElement ? host : null;
+    } catch (err) {
+      return null; // a frame the host page will not let us read
+    }
+  }
+
   /** The link's parameters: the query string, then the #fragment on top (the last value of a key wins). */
   function readLink(location) {
     const params = {};
@@ -280,13 +297,14 @@
     // --- the link in the address bar ------------------------------------------------
 
     // Only the first explorer on a page owns its address: two pasted fragments would overwrite each other's.
-    const ownsLink = () => config.link && bound[0] === page;
+    const linkWindow = addressWindow();
+    const ownsLink = () => config.link && bound[0] === page && linkWindow !== null;
 
     function writeLink() {
       if (!ownsLink()) return;
       try {
         const hash = '#' + new URLSearchParams(logic.encodeLink(state)).toString();
-        if (window.location.hash !== hash) window.history.replaceState(null, '', hash);
+        if (linkWindow.location.hash !== hash) linkWindow.history.replaceState(linkWindow.history.state, '', hash);
       } catch (err) {
         // a sandboxed frame may refuse; the page still works
       }
@@ -402,7 +420,7 @@
     }
 
     // A link opens the head it names (the page starts on config.start without one).
-    const params = ownsLink() ? readLink(window.location) : {};
+    const params = ownsLink() ? readLink(linkWindow.location) : {};
     if (Object.keys(params).length) dispatch({ do: 'link', params });
     else syncControls(state, state);
     page.ready = true;

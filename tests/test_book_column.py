@@ -26,6 +26,7 @@ import pytest
 
 from app.export import export
 from app.fragment import fragment_html, page_in, with_height_reports
+from core.presets import PRESETS
 from tests.conftest import free_port, serve
 from tests.old_bokehjs import VERSION as OLD_VERSION
 from tests.old_bokehjs import old_bokehjs
@@ -389,4 +390,34 @@ def test_many_tokens_on_a_phone(browser, tmp_path, artifacts):
     )
     assert number > 10 and cell >= number + 2, (cell, number)
     page.screenshot(path=str(artifacts / "alone-exported-390-ten-tokens.png"), full_page=True)
+    context.close()
+
+
+def test_a_link_into_the_chapter_page_opens_that_head_in_the_fragment(site, browser):
+    """The fragment's page runs in a srcdoc frame: it reads the chapter page's own #link and keeps it current,
+    so the book can link to "exercise 1" inside its own page."""
+    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
+    page = context.new_page()
+    blocked = local_only(context, site)
+    page.goto(f"{site}/pasted/#preset=exercise-1")
+    page.wait_for_function(
+        "() => { const f = document.querySelector('.attention-head-embed iframe');"
+        " const B = f && f.contentWindow.Bokeh; if (!B || !B.documents.length) return false;"
+        " const p = B.documents[0].get_model_by_name('preset'); return p && p.value === 'exercise-1'; }",
+        timeout=30000,
+    )
+    frame = next(f for f in page.frames if f != page.main_frame)
+    expected = PRESETS["exercise-1"].head().weights[3]
+    row = frame.evaluate(
+        "() => { const d = Bokeh.documents[0].get_model_by_name('weights-cells').data;"
+        " const get = (k) => Array.from(d instanceof Map ? d.get(k) : d[k]);"
+        " const rows = get('row'), v = get('value'); return v.filter((_, k) => rows[k] === 3); }"
+    )
+    assert np.allclose(row, expected, atol=1e-9), (row, expected)
+    handle = frame.locator(".x-slider").nth(9).locator(".noUi-handle")  # it[0]
+    handle.focus()
+    handle.press("ArrowRight")
+    handle.press("ArrowUp")  # a keyboard move is a release too: the link follows it
+    page.wait_for_function("() => decodeURIComponent(location.hash).includes('X=')", timeout=10000)
+    assert "/pasted/" in page.url and blocked == []
     context.close()
