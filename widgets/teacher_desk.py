@@ -1,0 +1,59 @@
+"""The teacher's desk above the explorer: the students' address as a QR code, "send this head to every
+student", and the class at a glance."""
+
+from __future__ import annotations
+
+import html
+import time
+
+import panel as pn
+
+from app import qr
+from widgets.broadcast import ClassBus, class_bus
+from widgets.class_view import ClassView
+from widgets.url_state import encode
+
+
+class TeacherDesk(pn.viewable.Viewer):
+    def __init__(self, state, student_url: str, bus: ClassBus | None = None, **params):
+        super().__init__(**params)
+        self.state = state
+        self.bus = bus or class_bus()
+        self.student_url = student_url
+        self.send_button = pn.widgets.Button(
+            name="Send this head to every student", button_type="primary", height=44, width=300
+        )
+        self.send_button.on_click(lambda event: self.send())
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.class_view = ClassView(self.bus, order=lambda: self.state.labels)
+        self.qr = pn.pane.HTML(
+            f'<figure class="students-address">{qr.svg(student_url, scale=9)}'
+            f"<figcaption>Students open <b>{html.escape(student_url)}</b></figcaption></figure>",
+            name="students-qr",
+        )
+
+    def send(self) -> None:
+        if not self.bus.link_up:
+            self.status.object = (
+                '<span class="alert">Not sent: the link between the server processes is down. '
+                "Try again once it is back.</span>"
+            )
+            return
+        sent = self.bus.send(encode(self.state))
+        when = time.strftime("%H:%M:%S", time.localtime(sent.at))
+        self.status.object = f"Sent at {when}: every connected student now has this head."
+
+    def __panel__(self):
+        return pn.Row(
+            self.qr,
+            pn.Column(
+                pn.pane.Markdown(
+                    "### The class\nSet up a head below, then send it: every student's page loads it, "
+                    "with a button back to their own."
+                ),
+                self.send_button,
+                self.status,
+                self.class_view,
+            ),
+            css_classes=["teacher-desk"],
+        )
