@@ -21,7 +21,9 @@
       "<code>http://</code> and numbers) and open that one instead, or ask them to restart it with " +
       "<code>--origin</code> and the address you used.</p>";
     box.querySelector("b").textContent = host;
-    (document.body || document.documentElement).prepend(box);
+    const body = document.body || document.documentElement;
+    body.classList.remove("pn-loading");  // Panel's loading spinner would grey the message out
+    body.prepend(box);
   }
 
   function hide() {

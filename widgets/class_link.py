@@ -49,7 +49,7 @@ class ClassLink(pn.viewable.Viewer):
         self.doc = pn.state.curdoc
         self.before: dict | None = None  # the student's own head, kept while a sent one is on show
         self.line = pn.pane.HTML("", sizing_mode="stretch_width", margin=(4, 10))
-        self.back = pn.widgets.Button(name="Back to my head", button_type="primary", visible=False)
+        self.back = pn.widgets.Button(label="Back to my head", color="primary", visible=False)
         self.back.on_click(lambda event: self.go_back())
         self.view = pn.Row(self.line, self.back, visible=False, css_classes=["class-link"])
         self.student = Student(state, self._deliver, self._connected)

@@ -21,7 +21,7 @@ class TeacherDesk(pn.viewable.Viewer):
         self.bus = bus or class_bus()
         self.student_url = student_url
         self.send_button = pn.widgets.Button(
-            name="Send this head to every student", button_type="primary", height=44, width=300
+            label="Send this head to every student", color="primary", height=44, width=300
         )
         self.send_button.on_click(lambda event: self.send())
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
