@@ -236,22 +236,24 @@ def chromium(browser_type):
     browser.close()
 
 
-def test_teacher_and_admin_pages_answer_403_without_the_key_and_200_with_it(classroom):
+def test_teacher_and_admin_pages_answer_403_and_nothing_else_without_the_key(classroom):
+    """Here without a browser; the 200 with the key (and the cookie it leaves) is checked in a browser
+    below. (A page fetched but never opened by a browser leaves Panel's admin page a session that fails
+    on the next log line: panel/widgets/tables.py, not ours.)"""
     for port in classroom["ports"]:
         base = f"http://127.0.0.1:{port}"
-        for path in ("/teacher", "/admin"):
-            status, body = get_status(base + path)
-            assert status == 403 and b"One attention head" not in body and len(body) < 200
-            assert get_status(f"{base}{path}?key=wrong")[0] == 403
-            assert get_status(f"{base}{path}?key={KEY}")[0] == 200
-            assert get_status(base + path, cookie=KEY)[0] == 200  # the cookie set on the first visit
+        for path in ("/teacher", "/admin", "/teacher/ws", "/admin/autoload.js?bokeh-autoload-element=x"):
+            for query, cookie in (("", None), ("key=wrong", None), ("", "wrong")):
+                url = base + path + ("&" if "?" in path else "?") + query if query else base + path
+                status, body = get_status(url, cookie)
+                assert status == 403 and b"One attention head" not in body and len(body) < 200, url
         assert get_status(f"{base}/main")[0] == 200  # students need no key
 
 
 def open_page(browser, url: str):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.goto(url)
+    assert page.goto(url).status == 200
     return page
 
 
@@ -343,6 +345,9 @@ def test_an_own_address_gets_a_working_page_an_unlisted_one_a_message(classroom,
 def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(classroom, chromium, artifacts):
     one, two = classroom["ports"]
     teacher = open_page(chromium, f"http://127.0.0.1:{one}/teacher?key={KEY}")
+    admin = teacher.context.new_page()  # the key, once used, is kept in a cookie: no key in this address
+    assert admin.goto(f"http://127.0.0.1:{one}/admin").status == 200
+    admin.close()
     students = [open_page(chromium, f"http://127.0.0.1:{one}/main"), open_page(chromium, f"http://localhost:{two}/main")]
     own = HeadState()
     own.apply(query=2)  # student 0 has a head of their own before the send
