@@ -48,10 +48,16 @@ class ClassLink(pn.viewable.Viewer):
         self.bus = bus or class_bus()
         self.doc = pn.state.curdoc
         self.before: dict | None = None  # the student's own head, kept while a sent one is on show
-        self.line = pn.pane.HTML("", sizing_mode="stretch_width", margin=(4, 10))
+        self.line = pn.pane.HTML("", margin=(8, 10), styles={"font-size": "16px"})
         self.back = pn.widgets.Button(label="Back to my head", color="primary", visible=False)
         self.back.on_click(lambda event: self.go_back())
-        self.view = pn.Row(self.line, self.back, visible=False, css_classes=["class-link"])
+        self.view = pn.Row(
+            self.line,
+            self.back,
+            visible=False,
+            styles={"background": "#eaf2fb", "border": "1px solid #9cbbe0", "border-radius": "4px"},
+            margin=(8, 0, 0, 0),
+        )
         self.student = Student(state, self._deliver, self._connected)
         last = self.bus.last_send
         if last is not None and not brings_a_head(session_args or {}):

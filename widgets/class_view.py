@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 import panel as pn
-from bokeh.models import ColumnDataSource, Div, FactorRange
+from bokeh.models import AdaptiveTicker, ColumnDataSource, Div, FactorRange
 from bokeh.plotting import figure
 
 from widgets.broadcast import ClassBus
@@ -39,7 +39,7 @@ def link_html(bus: ClassBus, view: dict) -> str:
 
 def chart_title(query_label: str | None) -> str:
     row = f"the row of '{query_label}'" if query_label else "each student's query row"
-    return f"Largest weight in {row}: which key, how many students"
+    return f"Where {row} puts its largest weight"
 
 
 class ClassView(pn.viewable.Viewer):
@@ -54,8 +54,8 @@ class ClassView(pn.viewable.Viewer):
         self.source = ColumnDataSource({"key": [], "students": []}, name="class-top-keys")
         self.chart = figure(
             x_range=FactorRange(),
-            height=220,
-            width=420,
+            height=230,
+            width=460,
             title=chart_title(None),
             toolbar_location=None,
             tools="",
@@ -64,6 +64,8 @@ class ClassView(pn.viewable.Viewer):
         self.chart.vbar(x="key", top="students", width=0.7, source=self.source, color="#3b6ea8")
         self.chart.y_range.start = 0
         self.chart.yaxis.axis_label = "students"
+        self.chart.xaxis.axis_label = "key"
+        self.chart.yaxis.ticker = AdaptiveTicker(min_interval=1)  # whole students
         self.chart.xgrid.grid_line_color = None
         self.shown: dict = {}
         self.refresh()
