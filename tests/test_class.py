@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 import zlib
@@ -397,3 +398,58 @@ def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(cla
     teacher.wait_for_selector("text=2 on the head you sent", timeout=20000)
     for page in [teacher, *students]:
         page.context.close()
+
+
+@pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+def test_two_buses_on_redis_share_sends_and_the_class_view_and_outlive_a_redis_restart(tmp_path):
+    """Two processes' buses, headless: the teacher's bus sends, students on both receive; Redis goes away
+    (sends are refused, pages untouched) and comes back (the link and the sends resume)."""
+    from app.redis_server import redis_url, start_redis
+    from app.serving import free_port, stop_process
+
+    port = free_port()
+    redis = start_redis(port)
+
+    async def scenario():
+        nonlocal redis
+        teacher_bus, other_bus = ClassBus(redis_url(port)), ClassBus(redis_url(port))
+        other_bus.proc = "other"  # two processes, as the class view tells them apart
+        students = [HeadState(), HeadState()]
+        for state, bus in zip(students, (teacher_bus, other_bus), strict=True):
+            ClassLink(state, bus=bus)
+        assert await until(lambda: teacher_bus.link_up and other_bus.link_up)
+        head = HeadState()
+        head.load("no-mask")
+        teacher_bus.send(encode(head))
+        assert await until(lambda: all(encode(s) == encode(head) for s in students))
+        assert await until(lambda: teacher_bus.class_view()["on_sent"] == 2)
+        assert teacher_bus.class_view()["students"] == 2 and teacher_bus.class_view()["processes"] == 2
+        stop_process(redis)
+        assert await until(lambda: not teacher_bus.link_up and not other_bus.link_up)
+        students[1].apply(query=0)  # a student's head works without Redis
+        assert students[1].query == 0
+        redis = start_redis(port)
+        assert await until(lambda: teacher_bus.link_up and other_bus.link_up, 10)
+        head.load("top-1")
+        teacher_bus.send(encode(head))
+        assert await until(lambda: all(encode(s) == encode(head) for s in students))
+        late = HeadState()
+        ClassLink(late, bus=ClassBus(redis_url(port)))  # a process started later learns the last send
+        assert encode(late) == encode(head)
+        for bus in (teacher_bus, other_bus):
+            for task in bus._tasks:
+                task.cancel()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        stop_process(redis)
+
+
+async def until(predicate, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True

@@ -157,6 +157,7 @@ class ClassBus:
         self.last_error = ""
         self._tasks: list[asyncio.Task] = []
         self._client = None
+        self._listening = False  # subscribed on Redis right now
         if redis_url:
             self._fetch_last_send_now()
 
@@ -252,29 +253,40 @@ class ClassBus:
         self.last_error = str(exc) or type(exc).__name__
 
     async def _publish_send(self, send: Send) -> None:
-        import redis
+        text = send.to_json()
 
-        try:
-            text = send.to_json()
-            client = self._redis()
+        async def publish(client):
             await client.set(LAST_SEND_KEY, text)
             await client.publish(SEND_CHANNEL, text)
-        except (redis.RedisError, OSError) as exc:
-            self._down(exc)
 
-    async def _report(self) -> None:
+        await self._write(publish)
+
+    async def _write(self, action) -> bool:
+        """Run `action(client)`; a connection Redis dropped when it restarted gets one fresh try."""
         import redis
 
+        for attempt in (1, 2):
+            try:
+                await action(self._redis())
+            except (redis.RedisError, OSError) as exc:
+                self._client = None
+                if attempt == 2 or not self._listening:
+                    self._down(exc)
+                    return False
+            else:
+                self.link_up = self._listening
+                return True
+        return False
+
+    async def _report(self) -> None:
         last = 0.0
         while True:
             await asyncio.sleep(REPORT_EVERY)
             if not (self.dirty or time.monotonic() - last >= HEARTBEAT):
                 continue
-            try:
-                await self._redis().publish(CLASS_CHANNEL, json.dumps(self.local_summary()))
+            summary = json.dumps(self.local_summary())
+            if await self._write(lambda client, s=summary: client.publish(CLASS_CHANNEL, s)):
                 last = time.monotonic()
-            except (redis.RedisError, OSError) as exc:
-                self._down(exc)
 
     async def _listen(self) -> None:
         import redis
@@ -286,11 +298,12 @@ class ClassBus:
                 pubsub = client.pubsub()
                 await pubsub.subscribe(SEND_CHANNEL, CLASS_CHANNEL)
                 await self._after_reconnect(client)
-                self.link_up = True
+                self.link_up = self._listening = True
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
                         self._on_message(message["channel"], message["data"])
             except (redis.RedisError, OSError) as exc:
+                self._listening = False
                 self._down(exc)
             finally:
                 with contextlib.suppress(Exception):  # closing a client whose server is gone may fail
