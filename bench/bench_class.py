@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -57,6 +58,10 @@ def head(preset: str) -> dict:
 def pct(values, q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def note(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 class ClassWatch:
@@ -98,6 +103,7 @@ async def measure(urls: list[str], redis_url: str, pids: list[int], n: int, roun
     for k in range(0, n, 10):  # a class arriving, ten at a time
         batch = [Wire(urls[i % len(urls)]) for i in range(k, min(n, k + 10))]
         students += await asyncio.gather(*(w.open() for w in batch))
+    note(f"{len(students)} students connected")
     watch = ClassWatch()
     watcher = asyncio.ensure_future(watch.run(redis_url))
     client = redis.asyncio.Redis.from_url(redis_url)
@@ -127,6 +133,7 @@ async def measure(urls: list[str], redis_url: str, pids: list[int], n: int, roun
         out["view_after_send"].append(t_view - t0 if seen else float("nan"))
         out["view_behind"].append(t_view - t_last if seen else float("nan"))
         out["send_cpu"].append(c1 - c0)
+        note(f"send {r}: {sum(got_it())}/{n} in {time.perf_counter() - t0:.2f} s, CPU {c1 - c0:.2f} s")
         await asyncio.sleep(1)
         if r % 2 == 0:
             continue
@@ -138,6 +145,7 @@ async def measure(urls: list[str], redis_url: str, pids: list[int], n: int, roun
         out["moves"].append([t for t in times if isinstance(t, float)])
         out["moves_cpu"].append(c1 - c0)
         moves_span = time.perf_counter() - t0
+        note(f"moves: {len(out['moves'][-1])}/{n} in {moves_span:.2f} s, CPU {c1 - c0:.2f} s")
         await asyncio.sleep(1)
         # C: idle, as long as the send window
         c0 = cpu_seconds(pids)
@@ -201,6 +209,7 @@ def main() -> None:
     from app.redis_server import redis_url
     from app.run_cluster import cluster
 
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))  # stop the servers on the way out
     load_before = Path("/proc/loadavg").read_text().strip()
     with cluster(2, session_lifetime_min=2) as c:
         urls = [f"http://127.0.0.1:{port}/main" for port, _ in c["backends"]]

@@ -242,7 +242,7 @@ class ClassBus:
 
         if self._client is None:
             self._client = redis.asyncio.Redis.from_url(
-                self.redis_url, socket_connect_timeout=0.5, socket_timeout=1.0
+                self.redis_url, socket_connect_timeout=0.5, socket_timeout=5.0
             )
         return self._client
 
