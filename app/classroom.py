@@ -246,7 +246,11 @@ def main(args=None) -> None:
 
 
 def run_with_redis(argv: list[str], return_memory: bool, env: dict, redis_port: int | None = None) -> None:
-    """Several processes: start a private Redis for the class bus, run the server, stop both together."""
+    """Several processes: start a private Redis for the class bus, run the server, stop both together.
+    A Redis that stops on its own is started again (students keep working meanwhile; sends and the class
+    view wait for it)."""
+    import time
+
     from app.redis_server import redis_url, start_redis
     from app.serving import free_port, stop_process
 
@@ -255,7 +259,14 @@ def run_with_redis(argv: list[str], return_memory: bool, env: dict, redis_port: 
     print(f"Class bus: redis-server on 127.0.0.1:{port}", flush=True)
     server = subprocess.Popen(argv, env=server_env(return_memory, **env, redis_url=redis_url(port)))
     try:
-        server.wait()
+        while server.poll() is None:
+            time.sleep(1)
+            if redis.poll() is not None:
+                print("Class bus: redis-server stopped; starting it again", flush=True)
+                try:
+                    redis = start_redis(port)
+                except RuntimeError as exc:  # try again in a second
+                    print(f"Class bus: {exc}", flush=True)
     except KeyboardInterrupt:
         pass
     finally:
