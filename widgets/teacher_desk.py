@@ -13,6 +13,8 @@ from widgets.broadcast import ClassBus, class_bus
 from widgets.class_view import ClassView
 from widgets.url_state import encode
 
+CONFIRM_MS = 1500  # a send through Redis comes back to this process well within this
+
 
 class TeacherDesk(pn.viewable.Viewer):
     def __init__(self, state, student_url: str, bus: ClassBus | None = None, **params):
@@ -40,8 +42,22 @@ class TeacherDesk(pn.viewable.Viewer):
             )
             return
         sent = self.bus.send(encode(self.state))
-        when = time.strftime("%H:%M:%S", time.localtime(sent.at))
-        self.status.object = f"Sent at {when}: every connected student now has this head."
+        doc = pn.state.curdoc
+        if self.bus.local or doc is None or doc.session_context is None:
+            self._confirm(sent)
+        else:  # through Redis: the send is confirmed when it comes back to this process
+            self.status.object = "Sending…"
+            doc.add_timeout_callback(lambda: self._confirm(sent), CONFIRM_MS)
+
+    def _confirm(self, sent) -> None:
+        if self.bus.last_send is not None and self.bus.last_send.id == sent.id:
+            when = time.strftime("%H:%M:%S", time.localtime(sent.at))
+            self.status.object = f"Sent at {when} to every connected student; the counts say who has it."
+        else:
+            self.status.object = (
+                '<span class="alert">Not sent: the link between the server processes went down. '
+                "Try again once it is back.</span>"
+            )
 
     def __panel__(self):
         return pn.Row(
