@@ -440,10 +440,22 @@ def test_two_buses_on_redis_share_sends_and_the_class_view_and_outlive_a_redis_r
             for task in bus._tasks:
                 task.cancel()
 
+    failures: list[BaseException] = []
+
+    def run() -> None:  # on a thread of its own: Playwright's tests leave an event loop on this one
+        try:
+            asyncio.run(scenario())
+        except BaseException as exc:  # handed to the test's thread
+            failures.append(exc)
+
     try:
-        asyncio.run(scenario())
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join(120)
     finally:
         stop_process(redis)
+    if failures:
+        raise failures[0]
 
 
 async def until(predicate, timeout: float = 5.0) -> bool:
