@@ -3,7 +3,9 @@
     python -m app.run_cluster --processes 2 --port 5310
 
 Starts N backends (app.classroom's command line, each on its own loopback
-port, each accepting websockets whose Origin is the nginx address) and nginx
+port, each accepting websockets whose Origin is the nginx address), with more
+than one a private redis-server on loopback for the class bus (the teacher's
+sends and the class view reach every backend through it), and nginx
 with a private prefix in a temporary directory (config, pid file, logs, temp
 files all inside it: `nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'`).
 Everything stops on exit, Ctrl-C or SIGTERM.  No shell is involved.
@@ -143,6 +145,8 @@ def main(args=None) -> None:
         return_memory=ns.return_memory,
     ) as c:
         print(f"nginx on {c['url']}/ in front of backends {[bp for bp, _ in c['backends']]}", flush=True)
+        if c.get("redis_port"):
+            print(f"class bus: redis-server on 127.0.0.1:{c['redis_port']}", flush=True)
         print(f"config and logs in {c['dir']}; Ctrl-C stops everything", flush=True)
         try:
             while all(p.poll() is None for _, p in c["backends"]) and c["nginx"].poll() is None:

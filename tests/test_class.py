@@ -358,7 +358,7 @@ def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(cla
     students[0].wait_for_selector(f"text={weights_text(own)}", timeout=20000)
     students[0].wait_for_function("() => location.search.includes('query=sat')", timeout=20000)
     before = students[0].evaluate("() => location.search")
-    teacher.wait_for_selector("text=2 students connected", timeout=20000)
+    teacher.wait_for_selector("text=2 students connected", timeout=30000)
 
     sent = HeadState()
     sent.load("exercise-1")
@@ -370,6 +370,11 @@ def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(cla
         page.wait_for_selector(f"text={weights_text(sent)}", timeout=20000)
     teacher.wait_for_selector("text=2 on the head you sent", timeout=20000)
     teacher.screenshot(path=str(artifacts / "class-teacher-after-send.png"), full_page=False)
+    if ZBARIMG:  # the QR code on the teacher's page reads as the address printed under it
+        code = artifacts / "class-teacher-qr.png"
+        teacher.locator("svg.segno").screenshot(path=str(code))
+        caption = teacher.inner_text("figure.students-address figcaption")
+        assert zbar(code) == [caption.split()[-1]] == [f"http://127.0.0.1:{one}/"]
     students[1].screenshot(path=str(artifacts / "class-student-after-send.png"), full_page=False)
 
     students[0].get_by_role("button", name="Back to my head").click()  # back: exactly what it had
