@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -137,14 +138,17 @@ def main(args=None) -> None:
     p.add_argument("--return-memory", action="store_true", help="as for app.classroom")
     ns = p.parse_args(args)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    key = secrets.token_urlsafe(16)  # the teacher's pages (app/teacher_access.py)
     with cluster(
         ns.processes,
         ns.port,
         session_lifetime_min=ns.session_lifetime,
         keep_dir=False,
         return_memory=ns.return_memory,
+        teacher_key=key,
     ) as c:
         print(f"nginx on {c['url']}/ in front of backends {[bp for bp, _ in c['backends']]}", flush=True)
+        print(f"teacher's page: {c['url']}/teacher?key={key}", flush=True)
         if c.get("redis_port"):
             print(f"class bus: redis-server on 127.0.0.1:{c['redis_port']}", flush=True)
         print(f"config and logs in {c['dir']}; Ctrl-C stops everything", flush=True)
