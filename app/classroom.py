@@ -48,7 +48,7 @@ import sys
 from pathlib import Path
 
 from app import addresses as addr
-from app import qr
+from widgets import qr_code as qr
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app" / "main.py"

@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 
 from app import addresses as addr
-from app import qr
 from app.classroom import allowed_origins, build_argv, default_origins, origin_env
 from app.teacher_access import COOKIE, TEACHER, get_user
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, NGINX, ROOT
+from widgets import qr_code as qr
 from widgets.broadcast import ClassBus
 from widgets.class_link import ClassLink
 from widgets.state import HeadState

@@ -8,7 +8,7 @@ import time
 
 import panel as pn
 
-from app import qr
+from widgets import qr_code as qr
 from widgets.broadcast import ClassBus, class_bus
 from widgets.class_view import ClassView
 from widgets.url_state import encode
