@@ -232,6 +232,7 @@ def main(args=None) -> None:
     except ValueError as exc:
         sys.exit(f"app.classroom: {exc}")
     prefix = [f"{k}={v}" for k, v in RETURN_MEMORY_ENV.items()] if ns.return_memory else []
+    prefix += [f"{k}={v}" for k, v in origin_env(allowed_origins(ns.port, ns.origin)).items()]
     print("Running:", " ".join(prefix + argv), flush=True)
     key = secrets.token_urlsafe(16)  # the teacher's pages answer only with it (app/teacher_access.py)
     print(announce(ns.port, key, not ns.no_admin, colour=sys.stdout.isatty()), flush=True)
