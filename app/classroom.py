@@ -40,8 +40,10 @@ with Redis to look after, to a child process), so Ctrl-C stops the server direct
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -258,7 +260,11 @@ def run_with_redis(argv: list[str], return_memory: bool, env: dict, redis_port: 
     port = redis_port or free_port()
     redis = start_redis(port)
     print(f"Class bus: redis-server on 127.0.0.1:{port}", flush=True)
-    server = subprocess.Popen(argv, env=server_env(return_memory, **env, redis_url=redis_url(port)))
+    # its own process group: Bokeh's --num-procs forks the workers, and stopping only the parent would
+    # leave them running (seen: two workers orphaned after the launcher alone was interrupted)
+    server = subprocess.Popen(
+        argv, env=server_env(return_memory, **env, redis_url=redis_url(port)), start_new_session=True
+    )
     try:
         while server.poll() is None:
             time.sleep(1)
@@ -271,7 +277,11 @@ def run_with_redis(argv: list[str], return_memory: bool, env: dict, redis_port: 
     except KeyboardInterrupt:
         pass
     finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)  # the parent and every worker it forked
         stop_process(server)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)  # a worker still there after the parent's 10 s
         stop_process(redis)
 
 
