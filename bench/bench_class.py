@@ -119,6 +119,7 @@ async def measure(urls: list[str], redis_url: str, pids: list[int], n: int, roun
         c0, t0 = cpu_seconds(pids), time.perf_counter()
         await client.set(LAST_SEND_KEY, send.to_json())
         await client.publish(SEND_CHANNEL, send.to_json())
+        note(f"published {send.id} {time.time():.3f} (made {send.at:.3f})")
         def got_it(before=before):
             return [w.updates > b for w, b in zip(students, before, strict=True)]
 
