@@ -171,7 +171,7 @@ def test_a_send_reaches_every_student_and_back_restores_exactly_what_they_had():
     bus.send(encode(teacher))
     for s, link in zip(students, links, strict=True):
         assert encode(s) == encode(teacher)
-        assert "Your teacher sent this head" in link.line.object and link.back.visible
+        assert "Your teacher sent this head" in link.line.text and link.back.visible
     view = bus.class_view()
     assert (view["students"], view["on_sent"], view["changed"]) == (3, 3, 0)
     q = teacher.query  # exercise 1: "it" looks like "sat"; every student's row of "it" peaks at one key

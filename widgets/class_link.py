@@ -14,6 +14,8 @@ from functools import partial
 
 import panel as pn
 import param
+from bokeh.layouts import row
+from bokeh.models import Button, Div
 
 from widgets.broadcast import ClassBus, Send, Student, class_bus
 from widgets.state import HeadState
@@ -48,10 +50,13 @@ class ClassLink(pn.viewable.Viewer):
         self.bus = bus or class_bus()
         self.doc = pn.state.curdoc
         self.before: dict | None = None  # the student's own head, kept while a sent one is on show
-        self.line = pn.pane.HTML("", margin=(8, 10), styles={"font-size": "16px"})
-        self.back = pn.widgets.Button(label="Back to my head", color="primary", visible=False)
+        # Plain Bokeh models, as the explorer's controls are: a Panel HTML pane re-walks every model of
+        # the page on each change of its text (DocumentModelManager.recompute, ~320 models), which was
+        # 60 % of the CPU a send cost (py-spy, bench/bench_class.py).
+        self.line = Div(text="", name="class-line", margin=(8, 10), styles={"font-size": "16px"})
+        self.back = Button(label="Back to my head", button_type="primary", visible=False, name="class-back")
         self.back.on_click(lambda event: self.go_back())
-        self.view = pn.Row(
+        self.view = row(
             self.line,
             self.back,
             visible=False,
@@ -95,13 +100,13 @@ class ClassLink(pn.viewable.Viewer):
         self.student._changed()
         with pn.io.hold():
             self.back.visible = False
-            self.line.object = "Back on your own head. The teacher's head comes back with the next send."
+            self.line.text = "Back on your own head. The teacher's head comes back with the next send."
 
     def _show(self, send: Send, back: bool) -> None:
         with pn.io.hold():
-            self.line.object = sent_line(send, back)
+            self.line.text = sent_line(send, back)
             self.back.visible = back
             self.view.visible = True
 
     def __panel__(self):
-        return self.view
+        return pn.pane.Bokeh(self.view)

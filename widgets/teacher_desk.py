@@ -7,6 +7,7 @@ import html
 import time
 
 import panel as pn
+from bokeh.models import Div
 
 from widgets import qr_code as qr
 from widgets.broadcast import ClassBus, class_bus
@@ -26,7 +27,7 @@ class TeacherDesk(pn.viewable.Viewer):
             label="Send this head to every student", color="primary", height=44, width=300
         )
         self.send_button.on_click(lambda event: self.send())
-        self.status = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.status = Div(text="", name="send-status")  # Bokeh's: see widgets/class_link.py
         self.class_view = ClassView(self.bus, order=lambda: self.state.labels)
         self.qr = pn.pane.HTML(
             f'<figure class="students-address">{qr.svg(student_url, scale=9)}'
@@ -36,7 +37,7 @@ class TeacherDesk(pn.viewable.Viewer):
 
     def send(self) -> None:
         if not self.bus.link_up:
-            self.status.object = (
+            self.status.text = (
                 '<span class="alert">Not sent: the link between the server processes is down. '
                 "Try again once it is back.</span>"
             )
@@ -46,15 +47,15 @@ class TeacherDesk(pn.viewable.Viewer):
         if self.bus.local or doc is None or doc.session_context is None:
             self._confirm(sent)
         else:  # through Redis: the send is confirmed when it comes back to this process
-            self.status.object = "Sending…"
+            self.status.text = "Sending…"
             doc.add_timeout_callback(lambda: self._confirm(sent), CONFIRM_MS)
 
     def _confirm(self, sent) -> None:
         if self.bus.last_send is not None and self.bus.last_send.id == sent.id:
             when = time.strftime("%H:%M:%S", time.localtime(sent.at))
-            self.status.object = f"Sent at {when} to every connected student; the counts say who has it."
+            self.status.text = f"Sent at {when} to every connected student; the counts say who has it."
         else:
-            self.status.object = (
+            self.status.text = (
                 '<span class="alert">Not sent: the link between the server processes went down. '
                 "Try again once it is back.</span>"
             )
@@ -68,7 +69,7 @@ class TeacherDesk(pn.viewable.Viewer):
                     "with a button back to their own."
                 ),
                 self.send_button,
-                self.status,
+                pn.pane.Bokeh(self.status),
                 self.class_view,
             ),
             css_classes=["teacher-desk"],
