@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian machine (as root) to serve and test the explorer:
 # Debian's Chromium (browser tests), nginx (the multi-process demo), Node.js
-# (the JavaScript parity test), npm (axe-core for the accessibility tests,
-# into tests/node), then a virtual environment in .venv with the pinned
+# (the JavaScript parity test), npm (axe-core for the accessibility tests, into tests/node),
+# redis-server and zbar-tools (the classroom), then a virtual environment in .venv with the pinned
 # Python packages.  Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -12,6 +12,9 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 command -v node >/dev/null 2>&1 || need+=(nodejs)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+# the class bus between classroom server processes, and the QR decoder its test reads the code with
+command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || need+=(redis-server)
+command -v zbarimg >/dev/null 2>&1 || need+=(zbar-tools)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need[*]}"
   apt-get update -qq

@@ -3,11 +3,14 @@
 It runs `panel serve app/main.py` with the flags a teacher needs and prints the
 command and the address students should open:
 
-* ``--allow-websocket-origin`` for localhost, 127.0.0.1 and this machine's
-  hostname on the port, plus every ``--origin`` given (add the address
-  students type if it is an IP address or a DNS alias: ``--origin 192.168.1.20:5006``);
-* ``--index main`` so that ``/`` is the explorer itself, and ``--admin`` for
-  Panel's live admin page at ``/admin`` (sessions, CPU, memory, log);
+* ``--allow-websocket-origin`` for localhost, 127.0.0.1, this machine's
+  hostname and every address of its network interfaces (app/addresses.py) on
+  the port, plus every ``--origin`` given (a DNS alias, a proxy's name);
+* ``--index main`` so that ``/`` is the explorer itself; ``/teacher``, the
+  teacher's page (app/teacher.py: send a head to the class, the class at a
+  glance, the students' address as a QR code), and ``--admin`` for Panel's live
+  admin page at ``/admin`` (sessions, CPU, memory, log), both only with the key
+  made at start (``--auth-module app/teacher_access.py``);
 * ``--keep-alive`` pings so that idle classroom Wi-Fi and proxies keep the
   websocket open, ``--check-unused-sessions`` / ``--unused-session-lifetime`` so
   that closed tabs give their memory back but a laptop that slept for a while
@@ -20,27 +23,39 @@ command and the address students should open:
   dropped connection or a sleep) and the disconnect / ready notifications;
 * ``--num-procs N`` for N worker processes on one machine (Bokeh forks after
   binding the port; sessions are sticky to a process because the websocket
-  stays on the connection it was opened on).
+  stays on the connection it was opened on).  With more than one, the launcher
+  also starts a private redis-server on loopback, through which the teacher's
+  sends and the class view reach every process (widgets/broadcast.py), and stops
+  it when the server stops.
 
 ``--return-memory`` starts the server with ``PYTHONMALLOC=malloc``: it then gives
 a class's memory back to the system once the class has left (within 3 % of idle,
 where by default it keeps 1–2.5 MB a student for the next class), at ~30 % more
 memory per session and ~10 % more CPU per move (bench/RESULTS-classroom.md).
 
-Nothing is passed through a shell: the argv list goes to ``os.execvpe``, so
-Ctrl-C stops the server directly.
+Nothing is passed through a shell: the argv list goes to ``os.execvpe`` (or,
+with Redis to look after, to a child process), so Ctrl-C stops the server directly.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import secrets
+import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
+from app import addresses as addr
+from widgets import qr_code as qr
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app" / "main.py"
+TEACHER_APP = ROOT / "app" / "teacher.py"  # issue 15: the teacher's page and its key
+TEACHER_ACCESS = ROOT / "app" / "teacher_access.py"
 SETUP = Path(__file__).resolve()
 
 KEEP_ALIVE_MS = 20_000  # below the usual 60 s idle timeout of proxies and Wi-Fi NAT
@@ -51,17 +66,30 @@ TOKEN_EXPIRATION_S = 6 * 3600  # a reconnect presents the page's original token;
 RETURN_MEMORY_ENV = {"PYTHONMALLOC": "malloc"}
 
 
-def server_env(return_memory: bool) -> dict[str, str]:
-    """The environment a server process starts with."""
-    return {**os.environ, **(RETURN_MEMORY_ENV if return_memory else {})}
+def server_env(return_memory: bool, **classroom) -> dict[str, str]:
+    """The environment a server process starts with; `classroom` adds the teacher's key, the students'
+    address, the Redis link (teacher_key=, student_url=, redis_url=) and the allowed origins (origins=, a
+    list; see origin_env) for issue 15."""
+    from app.teacher_access import STUDENT_URL_ENV, TEACHER_KEY_ENV
+    from widgets.broadcast import REDIS_URL_ENV
+
+    names = {"teacher_key": TEACHER_KEY_ENV, "student_url": STUDENT_URL_ENV, "redis_url": REDIS_URL_ENV}
+    extra = {names[k]: v for k, v in classroom.items() if v and k in names}
+    origins = origin_env(classroom.get("origins") or [])  # type: ignore[arg-type]
+    return {**os.environ, **(RETURN_MEMORY_ENV if return_memory else {}), **extra, **origins}
 
 
-def default_origins(port: int, hostname: str | None = None) -> list[str]:
-    """localhost, 127.0.0.1 and this machine's hostname (no DNS lookup) on PORT."""
+def default_origins(port: int, hostname: str | None = None, addresses: list[str] | None = None) -> list[str]:
+    """localhost, 127.0.0.1, this machine's hostname (no DNS lookup) and its own addresses on PORT.
+
+    `addresses` replaces the look-up of this machine's addresses (app/addresses.py; tests pass a list)."""
     hostname = hostname if hostname is not None else socket.gethostname()
     names = ["localhost", "127.0.0.1"]
     if hostname and hostname not in names:
         names.append(hostname)
+    for address in addr.own_addresses(addresses):
+        if addr.host_for_url(address) not in names:
+            names.append(addr.host_for_url(address))
     return [f"{name}:{port}" for name in names]
 
 
@@ -77,6 +105,25 @@ def normalise_origin(origin: str, port: int) -> str:
     return origin if ":" in origin.rsplit("]", 1)[-1] else f"{origin}:{port}"
 
 
+def allowed_origins(port: int, origins=(), hostname: str | None = None, addresses=None) -> list[str]:
+    """Every websocket origin the server accepts: the defaults, then each --origin, without repeats."""
+    allowed: list[str] = []
+    extra = [normalise_origin(o, port) for o in origins]
+    for origin in [*default_origins(port, hostname, addresses), *extra]:
+        if origin not in allowed:
+            allowed.append(origin)
+    return allowed
+
+
+def origin_env(allowed: list[str]) -> dict[str, str]:
+    """Bokeh 3.9's --allow-websocket-origin rejects a bracketed IPv6 host ("Invalid host value"), but its
+    BOKEH_ALLOW_WS_ORIGIN setting is compared as given; when an IPv6 origin is allowed, that setting carries
+    the whole list (it replaces the flags' list in Bokeh's check)."""
+    if not any(o.startswith("[") for o in allowed):
+        return {}
+    return {"BOKEH_ALLOW_WS_ORIGIN": ",".join(allowed)}
+
+
 def build_argv(
     port: int = 5006,
     address: str = "0.0.0.0",
@@ -84,21 +131,21 @@ def build_argv(
     processes: int = 1,
     *,
     hostname: str | None = None,
+    addresses: list[str] | None = None,
     session_lifetime_min: float = DEFAULT_LIFETIME_MIN,
     admin: bool = True,
+    teacher: bool = True,
     python: str = sys.executable,
     app: Path = APP,
 ) -> list[str]:
     """The `panel serve` command line, as a list (it is never run through a shell)."""
     if not 1 <= processes <= 64:
         raise ValueError("processes must be between 1 and 64")
-    allowed: list[str] = []
-    for origin in [*default_origins(port, hostname), *(normalise_origin(o, port) for o in origins)]:
-        if origin not in allowed:
-            allowed.append(origin)
-    argv = [python, "-m", "panel", "serve", str(app), "--port", str(port), "--address", address]
-    for origin in allowed:
-        argv += ["--allow-websocket-origin", origin]
+    argv = [python, "-m", "panel", "serve", str(app), *([str(TEACHER_APP)] if teacher else [])]
+    argv += ["--port", str(port), "--address", address]
+    for origin in allowed_origins(port, origins, hostname, addresses):
+        if not origin.startswith("["):  # Bokeh's flag refuses IPv6; origin_env carries those
+            argv += ["--allow-websocket-origin", origin]
     argv += [
         "--index",
         app.stem,
@@ -118,11 +165,27 @@ def build_argv(
     ]
     if admin:
         argv += ["--admin"]
+    if admin or teacher:  # their pages answer only with the teacher's key
+        argv += ["--auth-module", str(TEACHER_ACCESS)]
     return argv
 
 
-def student_url(port: int, hostname: str | None = None) -> str:
-    return f"http://{hostname or socket.gethostname()}:{port}/"
+def student_url(port: int, hostname: str | None = None, addresses: list[str] | None = None) -> str:
+    """The address to give the students: by this machine's first IP address, else by host name."""
+    return addr.student_urls(port, addr.own_addresses(addresses), hostname or socket.gethostname())[0]
+
+
+def announce(port: int, key: str, admin: bool, addresses: list[str] | None = None, colour=False) -> str:
+    """What the launcher prints for the teacher: the students' addresses (by IP first) with a QR code of
+    the first, and the teacher's own pages with the key."""
+    urls = addr.student_urls(port, addr.own_addresses(addresses), socket.gethostname())
+    lines = [f"Students open: {urls[0]}"]
+    lines += [f"          or: {u}" for u in urls[1:]]
+    lines += [qr.terminal_text(urls[0], colour=colour), ""]
+    lines.append(f"Teacher's page (keep the key to yourself): http://localhost:{port}/teacher?key={key}")
+    if admin:
+        lines.append(f"Teacher's admin page: http://localhost:{port}/admin?key={key}")
+    return "\n".join(lines)
 
 
 def parse_args(args=None) -> argparse.Namespace:
@@ -145,6 +208,8 @@ def parse_args(args=None) -> argparse.Namespace:
         help="how long a disconnected session (closed tab, sleeping laptop) is kept",
     )
     p.add_argument("--no-admin", action="store_true", help="leave out the /admin page")
+    p.add_argument("--redis-port", type=int, default=None, help="with --processes N > 1: the private Redis's "
+                   "port on 127.0.0.1 (default: a free one)")
     p.add_argument(
         "--return-memory",
         action="store_true",
@@ -169,15 +234,55 @@ def main(args=None) -> None:
     except ValueError as exc:
         sys.exit(f"app.classroom: {exc}")
     prefix = [f"{k}={v}" for k, v in RETURN_MEMORY_ENV.items()] if ns.return_memory else []
+    prefix += [f"{k}={v}" for k, v in origin_env(allowed_origins(ns.port, ns.origin)).items()]
     print("Running:", " ".join(prefix + argv), flush=True)
-    print(f"Students open: {student_url(ns.port)}", flush=True)
-    if not ns.no_admin:
-        print(f"Teacher's admin page: http://localhost:{ns.port}/admin", flush=True)
-    print("Students reaching this machine by an IP address need --origin IP:PORT.", flush=True)
+    key = secrets.token_urlsafe(16)  # the teacher's pages answer only with it (app/teacher_access.py)
+    print(announce(ns.port, key, not ns.no_admin, colour=sys.stdout.isatty()), flush=True)
     if ns.dry_run:
         return
     os.chdir(ROOT)
-    os.execvpe(argv[0], argv, server_env(ns.return_memory))
+    origins = allowed_origins(ns.port, ns.origin)
+    env = {"teacher_key": key, "student_url": student_url(ns.port), "origins": origins}
+    if ns.processes == 1:
+        os.execvpe(argv[0], argv, server_env(ns.return_memory, **env))
+    run_with_redis(argv, ns.return_memory, env, ns.redis_port)
+
+
+def run_with_redis(argv: list[str], return_memory: bool, env: dict, redis_port: int | None = None) -> None:
+    """Several processes: start a private Redis for the class bus, run the server, stop both together.
+    A Redis that stops on its own is started again (students keep working meanwhile; sends and the class
+    view wait for it)."""
+    import time
+
+    from app.redis_server import redis_url, start_redis
+    from app.serving import free_port, stop_process
+
+    port = redis_port or free_port()
+    redis = start_redis(port)
+    print(f"Class bus: redis-server on 127.0.0.1:{port}", flush=True)
+    # its own process group: Bokeh's --num-procs forks the workers, and stopping only the parent would
+    # leave them running (seen: two workers orphaned after the launcher alone was interrupted)
+    server = subprocess.Popen(
+        argv, env=server_env(return_memory, **env, redis_url=redis_url(port)), start_new_session=True
+    )
+    try:
+        while server.poll() is None:
+            time.sleep(1)
+            if redis.poll() is not None:
+                print("Class bus: redis-server stopped; starting it again", flush=True)
+                try:
+                    redis = start_redis(port)
+                except RuntimeError as exc:  # try again in a second
+                    print(f"Class bus: {exc}", flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)  # the parent and every worker it forked
+        stop_process(server)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)  # a worker still there after the parent's 10 s
+        stop_process(redis)
 
 
 def configure_server() -> None:

@@ -10,9 +10,13 @@ import panel as pn  # noqa: E402
 
 from app.served_page import serve_page  # noqa: E402
 from app.serving import release_memory_when_sessions_close, tune_server  # noqa: E402
+from widgets.class_link import ClassLink  # noqa: E402
 from widgets.explorer import HeadExplorer  # noqa: E402
+from widgets.state import HeadState  # noqa: E402
 
 tune_server()
 pn.extension()
 pn.state.on_session_destroyed(release_memory_when_sessions_close)
-serve_page(HeadExplorer(sync_url=True))
+state = HeadState()
+link = ClassLink(state, session_args=dict(pn.state.session_args))  # the teacher's sends reach this page
+serve_page(HeadExplorer(state=state, sync_url=True), classroom=link)

@@ -3,7 +3,9 @@
     python -m app.run_cluster --processes 2 --port 5310
 
 Starts N backends (app.classroom's command line, each on its own loopback
-port, each accepting websockets whose Origin is the nginx address) and nginx
+port, each accepting websockets whose Origin is the nginx address), with more
+than one a private redis-server on loopback for the class bus (the teacher's
+sends and the class view reach every backend through it), and nginx
 with a private prefix in a temporary directory (config, pid file, logs, temp
 files all inside it: `nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'`).
 Everything stops on exit, Ctrl-C or SIGTERM.  No shell is involved.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -24,7 +27,8 @@ import time
 from pathlib import Path
 from string import Template
 
-from app.classroom import ROOT, build_argv, server_env
+from app.classroom import ROOT, allowed_origins, build_argv, server_env
+from app.redis_server import redis_url, start_redis
 from app.serving import free_port, stop_process, wait_for_http
 
 TEMPLATE = Path(__file__).resolve().with_name("nginx.conf.template")
@@ -55,8 +59,16 @@ def cluster(
     log_dir: Path | None = None,
     keep_dir: bool = False,
     return_memory: bool = False,
+    teacher_key: str | None = None,
+    addresses: list[str] | None = None,
+    admin: bool = False,
+    redis: bool | None = None,
 ):
-    """Yield a dict: url (of nginx), backends [(port, Popen)], nginx (Popen), dir."""
+    """Yield a dict: url (of nginx), backends [(port, Popen)], nginx (Popen), dir, and with Redis (by
+    default when there is more than one backend: the class bus, issue 15) redis (Popen) and redis_port.
+
+    `teacher_key` opens the backends' teacher and admin pages (app/teacher_access.py); `addresses`
+    stands in for this machine's own addresses (tests)."""
     port = port or free_port()
     backend_ports = backend_ports or [free_port() for _ in range(processes)]
     tmp = Path(tempfile.mkdtemp(prefix="attn-cluster-"))
@@ -65,13 +77,26 @@ def cluster(
     origins = [f"127.0.0.1:{port}", f"localhost:{port}", f"{socket.gethostname()}:{port}"]
     procs: list[subprocess.Popen] = []
     nginx = None
+    found: dict = {}
     try:
         backends = []
-        env = server_env(return_memory)
+        classroom: dict = {"teacher_key": teacher_key}
+        if redis if redis is not None else processes > 1:
+            found["redis_port"] = free_port()
+            found["redis"] = start_redis(found["redis_port"], log=logs / "redis.log")
+            classroom["redis_url"] = redis_url(found["redis_port"])
         for bp in backend_ports:
             argv = build_argv(
-                bp, "127.0.0.1", origins, 1, session_lifetime_min=session_lifetime_min, admin=False
+                bp,
+                "127.0.0.1",
+                origins,
+                1,
+                addresses=addresses,
+                session_lifetime_min=session_lifetime_min,
+                admin=admin,
             )
+            origins_bp = allowed_origins(bp, origins, addresses=addresses)
+            env = server_env(return_memory, **classroom, origins=origins_bp)
             out = open(logs / f"backend-{bp}.log", "w")  # noqa: SIM115
             p = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
             out.close()
@@ -90,7 +115,8 @@ def cluster(
         )
         url = f"http://127.0.0.1:{port}"
         wait_for_http(f"{url}/main", timeout=20)
-        yield {"url": url, "backends": backends, "nginx": nginx, "dir": tmp}
+        found.update({"url": url, "backends": backends, "nginx": nginx, "dir": tmp})
+        yield found  # a test may stop found["redis"] and put a restarted one in its place
     finally:
         everything = ([nginx] if nginx is not None else []) + procs
         for p in everything:  # all at once: each backend takes a few seconds to shut down
@@ -98,6 +124,8 @@ def cluster(
                 p.terminate()
         for p in everything:
             stop_process(p)
+        if found.get("redis") is not None:
+            stop_process(found["redis"])
         if not keep_dir and log_dir is None:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -110,14 +138,19 @@ def main(args=None) -> None:
     p.add_argument("--return-memory", action="store_true", help="as for app.classroom")
     ns = p.parse_args(args)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    key = secrets.token_urlsafe(16)  # the teacher's pages (app/teacher_access.py)
     with cluster(
         ns.processes,
         ns.port,
         session_lifetime_min=ns.session_lifetime,
         keep_dir=False,
         return_memory=ns.return_memory,
+        teacher_key=key,
     ) as c:
         print(f"nginx on {c['url']}/ in front of backends {[bp for bp, _ in c['backends']]}", flush=True)
+        print(f"teacher's page: {c['url']}/teacher?key={key}", flush=True)
+        if c.get("redis_port"):
+            print(f"class bus: redis-server on 127.0.0.1:{c['redis_port']}", flush=True)
         print(f"config and logs in {c['dir']}; Ctrl-C stops everything", flush=True)
         try:
             while all(p.poll() is None for _, p in c["backends"]) and c["nginx"].poll() is None:

@@ -31,8 +31,11 @@ TEMPLATE = (
     + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
     + """</script><script>"""
     + (ROOT / "static" / "a11y.js").read_text()
+    + "</script><script>"
+    + (ROOT / "static" / "connection_check.js").read_text()  # issue 15: never a blank page
     + """</script>{% endblock %}
 {% block contents %}
+<section class="area-class" aria-label="Class" aria-live="polite">{{ embed(roots.classroom) }}</section>
 <main class="explorer">
   <header>
     <h1>One attention head</h1>
@@ -68,9 +71,11 @@ def going_further():
     )
 
 
-def serve_page(explorer: HeadExplorer, title: str = "One attention head") -> None:
-    """Make the page of `explorer` this session's document."""
+def serve_page(explorer: HeadExplorer, title: str = "One attention head", classroom=None) -> None:
+    """Make the page of `explorer` this session's document; `classroom` goes above it (issue 15: the
+    student's line about the teacher's sends, or the teacher's desk)."""
     page = pn.Template(TEMPLATE, location=True)  # the Location root keeps the URL in step
+    page.add_panel("classroom", classroom if classroom is not None else pn.Spacer(height=0, margin=0))
     for name, part in explorer.areas().items():
         page.add_panel(name, part)
     page.add_panel("more", going_further())

@@ -24,7 +24,9 @@ def flag_values(argv, flag):
 
 
 def test_classroom_argv_has_origins_admin_and_session_flags():
-    argv = build_argv(5006, "0.0.0.0", ["192.168.1.20", "http://class.example:8080/"], 2, hostname="lab1")
+    argv = build_argv(
+        5006, "0.0.0.0", ["192.168.1.20", "http://class.example:8080/"], 2, hostname="lab1", addresses=[]
+    )  # addresses=[]: without this machine's own addresses (tests/test_class.py checks those)
     assert argv[1:4] == ["-m", "panel", "serve"] and argv[4].endswith("app/main.py")
     assert flag_values(argv, "--allow-websocket-origin") == [
         "localhost:5006",
@@ -44,7 +46,7 @@ def test_classroom_argv_has_origins_admin_and_session_flags():
     ):
         assert len(flag_values(argv, flag)) == 1, flag
     assert "--global-loading-spinner" in argv
-    assert default_origins(80, "") == ["localhost:80", "127.0.0.1:80"]
+    assert default_origins(80, "", addresses=[]) == ["localhost:80", "127.0.0.1:80"]
     with pytest.raises(ValueError):
         normalise_origin("evil.example/x; rm -rf /", 5006)
 

@@ -177,6 +177,12 @@ def resolve_query(query_label: str, labels) -> int | None:
     return i if 0 <= i < len(labels) else None
 
 
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and bool(np.array_equal(a, b))
+    return a == b
+
+
 def apply_params(state, params: dict) -> list[str]:
     """Load a link's settings into `state`; return what could not be used (also shown as its message).
 
@@ -186,6 +192,9 @@ def apply_params(state, params: dict) -> list[str]:
     changes, problems = decode(params)
     if "preset" in changes:
         state.load(changes.pop("preset"))
+        # (issue 15) what the preset already holds is not applied again, so a link that matches it keeps
+        # the preset's name: sending a head to a class and going back leaves the student where they were
+        changes = {k: v for k, v in changes.items() if not _same(getattr(state, k, None), v)}
     query_label = changes.pop("query_label", None)
     if changes and not state.apply(**changes):
         for key, v in changes.items():

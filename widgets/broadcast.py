@@ -1,0 +1,349 @@
+"""The class bus: the teacher's sends reach every student, and every student's head reaches the class view.
+
+One bus per server process.  With one process everything stays in it: a send is handed to each student
+session directly.  With several (``--processes N``, or backends behind nginx), the processes meet on
+Redis pub/sub: a send is published on SEND_CHANNEL (and kept under LAST_SEND_KEY for students who arrive
+later); each process publishes a summary of its students on CLASS_CHANNEL when something changed (at
+most every REPORT_EVERY seconds) and at least every HEARTBEAT seconds, and the teacher's process adds up
+the latest summary of each.  Redis only ever carries these small messages: a student's page never waits
+for it, so losing Redis costs sends and the class view, never a page.  The link comes back by itself
+when Redis does.
+
+A head travels as the explorer's own URL parameters (widgets.url_state.encode / apply_params), so every
+input the link carries (tokens, X, the W's, switches, query, ...) goes along.
+
+No Panel or Bokeh here: a student joins with callbacks that run on its own session (`deliver`), and
+everything runs on the server's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from widgets.url_state import encode, resolve_query
+
+log = logging.getLogger(__name__)
+
+REDIS_URL_ENV = "ATTN_REDIS_URL"  # set by the launcher when the server runs as more than one process
+SEND_CHANNEL = "attn:send"
+CLASS_CHANNEL = "attn:class"
+LAST_SEND_KEY = "attn:last-send"
+REPORT_EVERY = 0.25  # s: a process reports a change in its class at most this often ...
+HEARTBEAT = 1.0  # s: ... and at least this often, so the teacher sees a process that went away
+STALE_AFTER = 3.0  # s: a process not heard from for this long no longer counts
+RETRY = 0.5  # s between attempts to reach Redis again
+
+
+@dataclass(frozen=True)
+class Send:
+    """One head the teacher sent: its URL parameters, an id, and when."""
+
+    params: dict
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    at: float = field(default_factory=time.time)
+
+    def to_json(self) -> str:
+        return json.dumps({"id": self.id, "at": self.at, "params": self.params})
+
+    @classmethod
+    def from_json(cls, text) -> Send:
+        data = json.loads(text)
+        return cls(params=dict(data["params"]), id=str(data["id"]), at=float(data["at"]))
+
+
+def top_key(state, query_label: str | None) -> str | None:
+    """The key the row of `query_label` (or, without one, of the state's own query) weighs most."""
+    labels = list(state.labels)
+    q = state.query if query_label is None else resolve_query(query_label, labels)
+    if q is None:
+        return None
+    return labels[int(np.argmax(state.head.weights[q]))]
+
+
+class Student:
+    """One student's session as the bus sees it.
+
+    `deliver(send)` must apply the send on the student's session (the session schedules it under its own
+    lock); `connected()` says whether the page is connected right now.
+    """
+
+    def __init__(self, state, deliver, connected=lambda: True):
+        self.state = state
+        self.deliver = deliver
+        self.connected = connected
+        self.on_head: dict | None = None  # the encoded head last sent, as this student received it
+        self.bus: ClassBus | None = None
+        self._info: tuple[bool, str | None] | None = None
+        state.param.watch(self._changed, ["head", "query"])
+
+    def _changed(self, *events) -> None:
+        self._info = None
+        if self.bus is not None:
+            self.bus.dirty = True
+
+    def received(self) -> None:
+        """Call once the last send is on this student's page (or the student left it again)."""
+        self.on_head = encode(self.state)
+        self._changed()
+
+    def info(self, query_label: str | None) -> tuple[bool, str | None]:
+        """(still on the head last sent, the key the class's query row weighs most)."""
+        if self._info is None:
+            self._info = (self.on_head is not None and encode(self.state) == self.on_head, None)
+        on_sent, _ = self._info
+        return on_sent, top_key(self.state, query_label)
+
+
+def summarise(students, send: Send | None, proc: str) -> dict:
+    """What one process tells the teacher about its students."""
+    query_label = (send.params.get("query") or None) if send else None
+    live = [s for s in students if s.connected()]
+    on_sent, tops = 0, Counter()
+    for s in live:
+        on, key = s.info(query_label)
+        on_sent += bool(on and send is not None)
+        if key is not None:
+            tops[key] += 1
+    return {
+        "proc": proc,
+        "students": len(live),
+        "on_sent": on_sent,
+        "send_id": send.id if send else None,
+        "top": dict(tops),
+        "t": time.time(),
+    }
+
+
+def add_up(summaries: list[dict], send: Send | None, order: list[str] | None = None) -> dict:
+    """The class at a glance from every process's summary."""
+    students = sum(s["students"] for s in summaries)
+    on_sent = sum(s["on_sent"] for s in summaries if send is not None and s["send_id"] == send.id)
+    tops: Counter = Counter()
+    for s in summaries:
+        tops.update(s["top"])
+    order = list(order or [])
+    keys = [k for k in order if k in tops] + sorted(k for k in tops if k not in order)
+    return {
+        "students": students,
+        "on_sent": on_sent if send else None,
+        "changed": students - on_sent if send else None,
+        "top": {k: tops[k] for k in keys},
+        "processes": len(summaries),
+    }
+
+
+class ClassBus:
+    """One server process's end of the bus."""
+
+    def __init__(self, redis_url: str | None = None):
+        self.redis_url = redis_url
+        self.proc = f"{socket.gethostname()}:{os.getpid()}"
+        self.students: dict[int, Student] = {}
+        self.last_send: Send | None = None
+        self.dirty = False
+        self.summaries: dict[str, dict] = {}  # from every process, by Redis (its own included)
+        self.link_up = redis_url is None  # one process: no link needed
+        self.last_error = ""
+        self._tasks: list[asyncio.Task] = []
+        self._client = None
+        self._listening = False  # subscribed on Redis right now
+        if redis_url:
+            self._fetch_last_send_now()
+
+    @property
+    def local(self) -> bool:
+        return self.redis_url is None
+
+    # -- students --------------------------------------------------------------
+
+    def join(self, student: Student) -> None:
+        student.bus = self
+        self.students[id(student)] = student
+        self.dirty = True
+        self._start()
+
+    def leave(self, student: Student) -> None:
+        self.students.pop(id(student), None)
+        self.dirty = True
+
+    # -- sending ---------------------------------------------------------------
+
+    def send(self, params: dict) -> Send:
+        """Send a head to every student; in Redis mode the result comes back through `link_up`."""
+        send = Send(params=dict(params))
+        if self.local:
+            self._receive(send)
+        else:
+            self._spawn(self._publish_send(send))
+        return send
+
+    def _receive(self, send: Send) -> None:
+        if self.last_send is not None and self.last_send.id == send.id:
+            return
+        self.last_send = send
+        self.dirty = True
+        for student in list(self.students.values()):
+            student.deliver(send)
+
+    # -- the class at a glance ---------------------------------------------------
+
+    def local_summary(self) -> dict:
+        self.dirty = False
+        return summarise(self.students.values(), self.last_send, self.proc)
+
+    def class_view(self, order: list[str] | None = None) -> dict:
+        if self.local:
+            parts = [self.local_summary()]
+        else:
+            now = time.time()
+            parts = [s for s in self.summaries.values() if now - s["received"] <= STALE_AFTER]
+        view = add_up(parts, self.last_send, order)
+        view["link_up"] = self.link_up
+        return view
+
+    # -- Redis -----------------------------------------------------------------
+
+    def _fetch_last_send_now(self) -> None:
+        """A process that starts mid-class learns the last send before its first student's page is made."""
+        import redis
+
+        try:
+            text = redis.Redis.from_url(self.redis_url, socket_timeout=0.3, socket_connect_timeout=0.3).get(
+                LAST_SEND_KEY
+            )
+            if text:
+                self.last_send = Send.from_json(text)
+        except (redis.RedisError, OSError, ValueError, KeyError) as exc:
+            self.last_error = str(exc)
+
+    def _start(self) -> None:
+        if self.local or self._tasks:
+            return
+        self._tasks = [self._spawn(self._listen()), self._spawn(self._report())]
+
+    def _spawn(self, coroutine) -> asyncio.Task:
+        task = asyncio.get_event_loop().create_task(coroutine)
+        task.add_done_callback(_log_failure)
+        return task
+
+    def _redis(self):
+        import redis.asyncio
+
+        if self._client is None:
+            self._client = redis.asyncio.Redis.from_url(
+                self.redis_url, socket_connect_timeout=0.5, socket_timeout=5.0
+            )
+        return self._client
+
+    def _down(self, exc: Exception) -> None:
+        if self.link_up:
+            log.warning("class bus: lost Redis (%s); students keep working, sends wait for it", exc)
+        self.link_up = False
+        self.last_error = str(exc) or type(exc).__name__
+
+    async def _publish_send(self, send: Send) -> None:
+        text = send.to_json()
+
+        async def publish(client):
+            await client.set(LAST_SEND_KEY, text)
+            await client.publish(SEND_CHANNEL, text)
+
+        await self._write(publish)
+
+    async def _write(self, action) -> bool:
+        """Run `action(client)`; a connection Redis dropped when it restarted gets one fresh try."""
+        import redis
+
+        for attempt in (1, 2):
+            try:
+                await action(self._redis())
+            except (redis.RedisError, OSError) as exc:
+                self._client = None
+                if attempt == 2 or not self._listening:
+                    self._down(exc)
+                    return False
+            else:
+                self.link_up = self._listening
+                return True
+        return False
+
+    async def _report(self) -> None:
+        last = 0.0
+        while True:
+            await asyncio.sleep(REPORT_EVERY)
+            if not (self.dirty or time.monotonic() - last >= HEARTBEAT):
+                continue
+            summary = json.dumps(self.local_summary())
+            if await self._write(lambda client, s=summary: client.publish(CLASS_CHANNEL, s)):
+                last = time.monotonic()
+
+    async def _listen(self) -> None:
+        import redis
+        import redis.asyncio
+
+        while True:
+            client = redis.asyncio.Redis.from_url(self.redis_url, socket_connect_timeout=0.5)
+            try:
+                pubsub = client.pubsub()
+                await pubsub.subscribe(SEND_CHANNEL, CLASS_CHANNEL)
+                await self._after_reconnect(client)
+                self.link_up = self._listening = True
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        self._on_message(message["channel"], message["data"])
+            except (redis.RedisError, OSError) as exc:
+                self._listening = False
+                self._down(exc)
+            finally:
+                with contextlib.suppress(Exception):  # closing a client whose server is gone may fail
+                    await client.aclose()
+            await asyncio.sleep(RETRY)
+
+    async def _after_reconnect(self, client) -> None:
+        """Catch up on a send made while this process was cut off; give a restarted Redis the last send."""
+        text = await client.get(LAST_SEND_KEY)
+        if text:
+            self._receive(Send.from_json(text))
+        elif self.last_send is not None:
+            await client.set(LAST_SEND_KEY, self.last_send.to_json(), nx=True)
+        self.dirty = True
+
+    def _on_message(self, channel, data) -> None:
+        channel = channel.decode() if isinstance(channel, bytes) else channel
+        try:
+            if channel == SEND_CHANNEL:
+                self._receive(Send.from_json(data))
+            elif channel == CLASS_CHANNEL:
+                summary = json.loads(data)
+                summary["received"] = time.time()
+                self.summaries[summary["proc"]] = summary
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("class bus: ignored a malformed message on %s (%s)", channel, exc)
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("class bus: a task stopped: %r", task.exception())
+
+
+_bus: ClassBus | None = None
+_bus_pid: int | None = None
+
+
+def class_bus() -> ClassBus:
+    """This process's bus (made on first use: Bokeh's --num-procs forks before any session)."""
+    global _bus, _bus_pid
+    if _bus is None or _bus_pid != os.getpid():
+        _bus, _bus_pid = ClassBus(os.environ.get(REDIS_URL_ENV) or None), os.getpid()
+    return _bus

@@ -1,0 +1,76 @@
+"""The teacher's desk above the explorer: the students' address as a QR code, "send this head to every
+student", and the class at a glance."""
+
+from __future__ import annotations
+
+import html
+import time
+
+import panel as pn
+from bokeh.models import Div
+
+from widgets import qr_code as qr
+from widgets.broadcast import ClassBus, class_bus
+from widgets.class_view import ClassView
+from widgets.url_state import encode
+
+CONFIRM_MS = 1500  # a send through Redis comes back to this process well within this
+
+
+class TeacherDesk(pn.viewable.Viewer):
+    def __init__(self, state, student_url: str, bus: ClassBus | None = None, **params):
+        super().__init__(**params)
+        self.state = state
+        self.bus = bus or class_bus()
+        self.student_url = student_url
+        self.send_button = pn.widgets.Button(
+            label="Send this head to every student", color="primary", height=44, width=300
+        )
+        self.send_button.on_click(lambda event: self.send())
+        self.status = Div(text="", name="send-status")  # Bokeh's: see widgets/class_link.py
+        self.class_view = ClassView(self.bus, order=lambda: self.state.labels)
+        self.qr = pn.pane.HTML(
+            f'<figure class="students-address">{qr.svg(student_url, scale=9)}'
+            f"<figcaption>Students open <b>{html.escape(student_url)}</b></figcaption></figure>",
+            name="students-qr",
+        )
+
+    def send(self) -> None:
+        if not self.bus.link_up:
+            self.status.text = (
+                '<span class="alert">Not sent: the link between the server processes is down. '
+                "Try again once it is back.</span>"
+            )
+            return
+        sent = self.bus.send(encode(self.state))
+        doc = pn.state.curdoc
+        if self.bus.local or doc is None or doc.session_context is None:
+            self._confirm(sent)
+        else:  # through Redis: the send is confirmed when it comes back to this process
+            self.status.text = "Sending…"
+            doc.add_timeout_callback(lambda: self._confirm(sent), CONFIRM_MS)
+
+    def _confirm(self, sent) -> None:
+        if self.bus.last_send is not None and self.bus.last_send.id == sent.id:
+            when = time.strftime("%H:%M:%S", time.localtime(sent.at))
+            self.status.text = f"Sent at {when} to every connected student; the counts say who has it."
+        else:
+            self.status.text = (
+                '<span class="alert">Not sent: the link between the server processes went down. '
+                "Try again once it is back.</span>"
+            )
+
+    def __panel__(self):
+        return pn.Row(
+            self.qr,
+            pn.Column(
+                pn.pane.Markdown(
+                    "### The class\nSet up a head below, then send it: every student's page loads it, "
+                    "with a button back to their own."
+                ),
+                self.send_button,
+                pn.pane.Bokeh(self.status),
+                self.class_view,
+            ),
+            css_classes=["teacher-desk"],
+        )
