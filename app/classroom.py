@@ -51,9 +51,15 @@ TOKEN_EXPIRATION_S = 6 * 3600  # a reconnect presents the page's original token;
 RETURN_MEMORY_ENV = {"PYTHONMALLOC": "malloc"}
 
 
-def server_env(return_memory: bool) -> dict[str, str]:
-    """The environment a server process starts with."""
-    return {**os.environ, **(RETURN_MEMORY_ENV if return_memory else {})}
+def server_env(return_memory: bool, expect: int = 0) -> dict[str, str]:
+    """The environment a server process starts with (`expect`: explorers each process builds ahead)."""
+    from app.pool import EXPECT_ENV
+
+    return {
+        **os.environ,
+        **(RETURN_MEMORY_ENV if return_memory else {}),
+        **({EXPECT_ENV: str(expect)} if expect else {}),
+    }
 
 
 def default_origins(port: int, hostname: str | None = None) -> list[str]:
@@ -151,6 +157,14 @@ def parse_args(args=None) -> argparse.Namespace:
         help="give a class's memory back to the system after it leaves (~30%% more memory a session, "
         "~10%% more CPU a move)",
     )
+    p.add_argument(
+        "--expect",
+        type=int,
+        default=0,
+        metavar="N",
+        help="students expected: each process builds N pages ahead while idle, so a class arriving at once "
+        "is not kept waiting (~2 MB of memory each)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the command and exit")
     return p.parse_args(args)
 
@@ -177,7 +191,7 @@ def main(args=None) -> None:
     if ns.dry_run:
         return
     os.chdir(ROOT)
-    os.execvpe(argv[0], argv, server_env(ns.return_memory))
+    os.execvpe(argv[0], argv, server_env(ns.return_memory, ns.expect))
 
 
 def configure_server() -> None:
@@ -191,6 +205,10 @@ def configure_server() -> None:
     pn.config.reconnect = True  # the browser reconnects by itself after a drop or a sleep
     pn.config.disconnect_notification = "Lost the connection to the server; reconnecting…"
     pn.config.ready_notification = ""
+    from app.pool import pool
+
+    if pool() is not None:  # --expect N: start building pages ahead as soon as the server runs
+        pool().start()
 
 
 if __name__ == "panel_setup_module":  # the name `panel serve --setup` runs this file under

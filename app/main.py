@@ -8,11 +8,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import panel as pn  # noqa: E402
 
+from app.pool import explorer_for_session  # noqa: E402
 from app.served_page import serve_page  # noqa: E402
 from app.serving import release_memory_when_sessions_close, tune_server  # noqa: E402
-from widgets.explorer import HeadExplorer  # noqa: E402
 
 tune_server()
 pn.extension()
 pn.state.on_session_destroyed(release_memory_when_sessions_close)
-serve_page(HeadExplorer(sync_url=True))
+serve_page(
+    explorer_for_session(dict(pn.state.session_args))
+)  # built ahead when the launcher was told --expect

@@ -84,9 +84,22 @@ def serve(app: str):
     stem = Path(app).stem
     log = open(Path(tempfile.gettempdir()) / f"bench-serve-{stem}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "panel", "serve", str(ROOT / app), "--port", str(port), "--address",
-         "127.0.0.1", "--allow-websocket-origin", f"127.0.0.1:{port}"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "panel",
+            "serve",
+            str(ROOT / app),
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+            "--allow-websocket-origin",
+            f"127.0.0.1:{port}",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}/{stem}"
     try:
@@ -175,9 +188,14 @@ def one_round(browser, key: str, url: str, proc, n: int) -> dict:
     c0 = cpu_seconds(proc)
     m = moves(page, slider, n)
     cpu = (cpu_seconds(proc) - c0) * 1000 / n
-    out = {"first_render_ms": first, "server_cpu_ms_per_move": cpu, "painted": summary(m["painted"]),
-           "arrived": summary(m["arrived"]), "errors": page.errors,
-           "models": page.evaluate("() => Bokeh.documents[0].all_models.size")}
+    out = {
+        "first_render_ms": first,
+        "server_cpu_ms_per_move": cpu,
+        "painted": summary(m["painted"]),
+        "arrived": summary(m["arrived"]),
+        "errors": page.errors,
+        "models": page.evaluate("() => Bokeh.documents[0].all_models.size"),
+    }
     page.close()
     return out
 
@@ -221,15 +239,18 @@ def write_markdown(path: Path, r: dict) -> None:
         "",
         f"Measured {r['date']} ({r['started']} – {r['ended']} UTC) by `bench/bench_latency.py --rounds"
         f" {len(rounds)} --moves {r['moves']}`: every app served at once by its own `panel serve`"
-        " process, then driven in rounds, each round visiting every app in turn (" + " ".join(r["order"])
+        " process, then driven in rounds, each round visiting every app in turn ("
+        + " ".join(r["order"])
         + f"), so all of them see the same machine. Headless Debian Chromium, {os.cpu_count()} cores,"
         " loopback."
-        " /proc/loadavg at the start of each round: " + "; ".join(rd["load"] for rd in rounds)
+        " /proc/loadavg at the start of each round: "
+        + "; ".join(rd["load"] for rd in rounds)
         + f"; at the end {r['load_end']}.",
         "",
         "## Ratios, per round and median (a target is judged on the median)",
         "",
-        "| ratio | " + " | ".join(f"round {k + 1}" for k in range(len(rounds)))
+        "| ratio | "
+        + " | ".join(f"round {k + 1}" for k in range(len(rounds)))
         + " | median | target | verdict |",
         "|---|" + "---|" * (len(rounds) + 3),
     ]
@@ -239,24 +260,38 @@ def write_markdown(path: Path, r: dict) -> None:
         qs = [value_of(rd[a], metric) / value_of(rd[b], metric) for rd in rounds]
         med = statistics.median(qs)
         verdict = "" if target is None else ("met" if med <= target else "**missed**")
-        lines.append(f"| {title} | " + " | ".join(f"{q:.2f}" for q in qs)
-                     + f" | **{med:.2f}** | {'' if target is None else f'≤ {target}'} | {verdict} |")
-    lines += ["", "## Absolute values, median over rounds (each round: the median of its moves)", "",
-              "| app | repainted | arrived (no rAF) | repaint p95 | server CPU / move | first render"
-              " | models |",
-              "|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {title} | "
+            + " | ".join(f"{q:.2f}" for q in qs)
+            + f" | **{med:.2f}** | {'' if target is None else f'≤ {target}'} | {verdict} |"
+        )
+    lines += [
+        "",
+        "## Absolute values, median over rounds (each round: the median of its moves)",
+        "",
+        "| app | repainted | arrived (no rAF) | repaint p95 | server CPU / move | first render | models |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for key in r["order"]:
+
         def med(metric, field="median", key=key):
-            return statistics.median(rd[key][metric][field] if isinstance(rd[key][metric], dict)
-                                     else rd[key][metric] for rd in rounds)
+            return statistics.median(
+                rd[key][metric][field] if isinstance(rd[key][metric], dict) else rd[key][metric]
+                for rd in rounds
+            )
+
         lines.append(
             f"| {LABELS[key]} | {fmt_ms(med('painted'))} | {fmt_ms(med('arrived'))} | "
             f"{fmt_ms(med('painted', 'p95'))} | {fmt_ms(med('server_cpu_ms_per_move'))} | "
-            f"{fmt_ms(med('first_render_ms'))} | {rounds[-1][key]['models']} |")
+            f"{fmt_ms(med('first_render_ms'))} | {rounds[-1][key]['models']} |"
+        )
     if r.get("long"):
         lg = r["long"]
-        lines += ["", f"Browser model count of the explorer before → after {lg['moves']} moves:"
-                  f" {lg['before']} → {lg['after']}."]
+        lines += [
+            "",
+            f"Browser model count of the explorer before → after {lg['moves']} moves:"
+            f" {lg['before']} → {lg['after']}.",
+        ]
     lines += [
         "",
         "A move: JavaScript sets the slider's Bokeh model value; measured until the `weights-cells` source"
@@ -284,8 +319,13 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     order = args.apps.split(",")
     now = dt.datetime.now(dt.UTC)
-    r: dict = {"date": now.date().isoformat(), "started": now.strftime("%H:%M"), "order": order,
-               "moves": args.moves, "rounds": []}
+    r: dict = {
+        "date": now.date().isoformat(),
+        "started": now.strftime("%H:%M"),
+        "order": order,
+        "moves": args.moves,
+        "rounds": [],
+    }
     with ExitStack() as stack, sync_playwright() as p:
         servers = {key: stack.enter_context(serve(APPS[key][0])) for key in order}
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
@@ -297,17 +337,33 @@ def main(argv=None) -> dict:
                 for key in order:
                     rd[key] = one_round(browser, key, *servers[key], args.moves)
                 r["rounds"].append(rd)
-                print(json.dumps({"round": k + 1, **{key: (value_of(rd[key], "painted"),
-                      rd[key]["server_cpu_ms_per_move"], rd[key]["first_render_ms"]) for key in order}}),
-                      flush=True)
+                print(
+                    json.dumps(
+                        {
+                            "round": k + 1,
+                            **{
+                                key: (
+                                    value_of(rd[key], "painted"),
+                                    rd[key]["server_cpu_ms_per_move"],
+                                    rd[key]["first_render_ms"],
+                                )
+                                for key in order
+                            },
+                        }
+                    ),
+                    flush=True,
+                )
             if args.long and "ours" in servers:
                 _, slider, wait_text = APPS["ours"]
                 page, _ = open_page(browser, servers["ours"][0], wait_text)
                 before = page.evaluate("() => Bokeh.documents[0].all_models.size")
                 for _ in range(0, args.long, 200):
                     moves(page, slider, 200)
-                r["long"] = {"moves": args.long, "before": before,
-                             "after": page.evaluate("() => Bokeh.documents[0].all_models.size")}
+                r["long"] = {
+                    "moves": args.long,
+                    "before": before,
+                    "after": page.evaluate("() => Bokeh.documents[0].all_models.size"),
+                }
                 page.close()
         finally:
             browser.close()

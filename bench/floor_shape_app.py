@@ -37,8 +37,12 @@ STEPS_CHARS = 1750  # the explorer's steps panel for the chapter's example
 
 def cells(rows: int, cols: int, values) -> dict:
     k = np.arange(rows * cols)
-    return {"x": (k % cols).tolist(), "y": (k // cols).tolist(), "value": list(values),
-            "text": [f"{v:.2f}" for v in values]}
+    return {
+        "x": (k % cols).tolist(),
+        "y": (k // cols).tolist(),
+        "value": list(values),
+        "text": [f"{v:.2f}" for v in values],
+    }
 
 
 def numbers(x: float, n: int) -> np.ndarray:
@@ -70,8 +74,14 @@ def page(doc) -> None:
     sources, figs = [], []
     for name, rows, cols in HEATMAPS:
         source = ColumnDataSource(cells(rows, cols, numbers(0.2, rows * cols)), name=name)
-        fig = figure(width=60 * cols + 80, height=60 * rows + 80, x_range=(-0.5, cols - 0.5),
-                     y_range=(rows - 0.5, -0.5), tools="save", title=name)
+        fig = figure(
+            width=60 * cols + 80,
+            height=60 * rows + 80,
+            x_range=(-0.5, cols - 0.5),
+            y_range=(rows - 0.5, -0.5),
+            tools="save",
+            title=name,
+        )
         fig.rect("x", "y", 1, 1, source=source, fill_color={"field": "value", "transform": mapper})
         fig.text("x", "y", text="text", source=source, text_align="center", text_baseline="middle")
         sources.append((source, rows, cols))

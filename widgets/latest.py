@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Hashable
 
 import panel as pn
+from tornado.ioloop import IOLoop
 
 # A pending value waits while more input for its session is waiting to be read, but at most this long, so
 # a flood of values still updates its sender's page several times a second.
@@ -71,14 +72,19 @@ class LatestWins:
         self._arrivals += 1
         if not self._scheduled:
             self._scheduled = True
+            loop = IOLoop.current()
             since = time.monotonic()
-            doc.add_next_tick_callback(lambda: self._tick(doc, self._arrivals, since))
+            loop.add_callback(self._wait, loop, doc, self._arrivals, since)
 
-    def _tick(self, doc, seen: int, since: float) -> None:
-        more = self._arrivals != seen or input_waiting(doc)  # a burst is still being read: let it finish
+    def _wait(self, loop, doc, seen: int, since: float) -> None:
+        """A bare loop callback (no document lock, a few microseconds) while a burst is still being read."""
+        more = self._arrivals != seen or input_waiting(doc)
         if more and time.monotonic() - since < MAX_WAIT_S:
-            doc.add_next_tick_callback(lambda: self._tick(doc, self._arrivals, since))
-            return
+            loop.add_callback(self._wait, loop, doc, self._arrivals, since)
+        else:
+            doc.add_next_tick_callback(self._flush)  # under the document lock, with this document as curdoc
+
+    def _flush(self) -> None:
         self._scheduled = False
         pending, self._pending = self._pending, {}
         for apply in pending.values():
