@@ -19,7 +19,7 @@ import os
 import time
 
 EXPECT_ENV = "EXPLORER_EXPECT"  # how many explorers a server process keeps ready (set by app.classroom)
-QUIET_S = 3.0  # no session started for this long: the server is idle, top the pool up
+QUIET_S = 10.0  # no session started for this long: the class has arrived, top the pool up
 GAP_S = 0.02  # between two builds, so requests that come in meanwhile are answered
 
 log = logging.getLogger(__name__)

@@ -66,9 +66,20 @@ def going_further():
     )
 
 
+class ServedTemplate(pn.Template):
+    """Panel's Template, without the text that shows it in a notebook.
+
+    `Template.add_panel` rewrites that text (the repr of every part so far) after each part it adds: a
+    sixth of a session's page building, for text a served page never shows.
+    """
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(self._render_items)})"
+
+
 def serve_page(explorer: HeadExplorer, title: str = "One attention head") -> None:
     """Make the page of `explorer` this session's document."""
-    page = pn.Template(TEMPLATE, location=True)  # the Location root keeps the URL in step
+    page = ServedTemplate(TEMPLATE, location=True)  # the Location root keeps the URL in step
     for name, part in explorer.areas().items():
         page.add_panel(name, part)
     page.add_panel("more", going_further())
