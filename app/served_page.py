@@ -77,12 +77,18 @@ class ServedTemplate(pn.Template):
         return f"{type(self).__name__}({', '.join(self._render_items)})"
 
 
-def serve_page(explorer: HeadExplorer, title: str = "One attention head") -> None:
-    """Make the page of `explorer` this session's document."""
+def page_for(explorer: HeadExplorer) -> ServedTemplate:
+    """The page of `explorer`: its parts in the template, and the further explorers."""
     page = ServedTemplate(TEMPLATE, location=True)  # the Location root keeps the URL in step
     for name, part in explorer.areas().items():
         page.add_panel(name, part)
     page.add_panel("more", going_further())
+    return page
+
+
+def serve_page(explorer: HeadExplorer, title: str = "One attention head") -> None:
+    """Make the page of `explorer` this session's document."""
+    page = page_for(explorer)
     # One model-graph walk for the whole page: otherwise Bokeh re-walks every
     # model of the document after each root the template adds (~0.7 s a session).
     with pn.state.curdoc.models.freeze():
