@@ -6,8 +6,10 @@ scores, scaled scores: 4 × 4 cells each; Q, K and V side by side: 3 × 4 × 2 c
 sources of the blend scatter (values, hull, output, links: scatter, patch, star, segments, labels) and the
 text of the steps panel (~1,750 characters of HTML). This page has the same figures, glyph kinds, source
 sizes and text length, filled with numbers that merely follow the slider: no head, no view data, no Panel
-object, no template, no controls beyond the slider. bench/bench_latency.py and bench/load_test.py serve it
-(`panel serve`, with the app's server tuning) as the floor a target is judged against.
+pane, no template, no controls beyond the slider. Like the explorer it sends one message per move
+(`pn.io.hold()`; Bokeh's own `doc.hold("combine")` still sends one per changed model, 9 here).
+bench/bench_latency.py serves it (`panel serve`, with the app's server tuning) as the floor a target is
+judged against.
 
 The text sits in a document root of its own, as the explorer's does: in one root with the figures,
 BokehJS would lay the figures out again on every text change, a cost the explorer does not pay. And the
@@ -23,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+import panel as pn  # noqa: E402
 from bokeh.io import curdoc  # noqa: E402
 from bokeh.layouts import column, row  # noqa: E402
 from bokeh.models import ColumnDataSource, Div, LinearColorMapper, Slider  # noqa: E402
@@ -98,14 +101,13 @@ def page(doc) -> None:
     slider = Slider(start=-2, end=2, step=0.05, value=0.2, title="it[0]", name="x-3-0")
 
     def move(attr, old, new):
-        doc.hold("combine")  # one message for the whole move, as the explorer sends
-        for source, rows, cols in sources:
-            values = numbers(new, rows * cols)
-            source.data.update(value=values.tolist(), text=[f"{v:.2f}" for v in values])
-        for k, data in blend(new).items():
-            bsrc[k].data = data
-        text.text = steps(new)
-        doc.unhold()
+        with pn.io.hold():  # one message for the whole move, as the explorer sends (Bokeh's doc.hold sends 9)
+            for source, rows, cols in sources:
+                values = numbers(new, rows * cols)
+                source.data.update(value=values.tolist(), text=[f"{v:.2f}" for v in values])
+            for k, data in blend(new).items():
+                bsrc[k].data = data
+            text.text = steps(new)
 
     slider.on_change("value", move)
     doc.add_root(column(slider, row(*figs[:2], scatter), row(*figs[2:])))
