@@ -48,3 +48,11 @@ def test_without_expect_every_session_builds_its_own(monkeypatch):
     monkeypatch.delenv(pool_module.EXPECT_ENV, raising=False)
     explorer = explorer_for_session({})
     assert isinstance(explorer, HeadExplorer) and explorer.sync_url
+
+
+def test_the_launcher_passes_expect_to_each_server_process():
+    from app.classroom import parse_args, server_env
+
+    assert parse_args(["--expect", "30"]).expect == 30
+    assert server_env(False, 30)[pool_module.EXPECT_ENV] == "30"
+    assert server_env(False).get(pool_module.EXPECT_ENV) != "30"
