@@ -1,10 +1,11 @@
 """Latest move wins: a session's control changes, coalesced when they come faster than they are answered.
 
 A slider that is dragged sends a value every frame. When the server answers each value sooner than the
-next one arrives, every value is answered, in order, so a slow drag is followed step by step. When values
-arrive faster (a busy server, a quick drag, a flood), they wait in the session's websocket; computing each
-of them would put the page further and further behind. So a change is not applied where it arrives: it is
-remembered as its control's pending value, and applied on a later turn of the server's event loop, which
+next one arrives, every value is answered at once, in order, so a slow drag is followed step by step. When
+values arrive faster (a busy server, a quick drag, a flood), they wait in the session's websocket; computing
+each of them would put the page further and further behind. So a change that arrives while more input is
+waiting is not applied where it arrives: it is remembered as its control's pending value, and applied on a
+later turn of the server's event loop, which
 Bokeh runs under the session's document lock after the messages already read have been handled. Any
 newer value of the same control that arrives in between replaces it; the overtaken one is never
 computed. Values of different controls are applied in the order of their latest arrival, so a preset
@@ -68,6 +69,9 @@ class LatestWins:
         """The control `key` has a new value; `apply` applies it."""
         doc = pn.state.curdoc
         if doc is None or doc.session_context is None:  # not served: nothing to coalesce with
+            self._apply(apply)
+            return
+        if not self._pending and not input_waiting(doc):  # nothing behind it: answer now, no turn's delay
             self._apply(apply)
             return
         if self._pending.pop(key, None) is not None:
