@@ -193,6 +193,8 @@ def latest_patch_wins() -> None:
         async with self.__dict__["_held_lock"]:
             try:
                 await apply_held(self)
+            except (WebSocketClosedError, StreamClosedError):  # the tab closed meanwhile: nobody to answer
+                pass
             except Exception:  # as on_message does for a message that fails: log it, keep serving
                 logging.getLogger(__name__).exception("applying a held-back change failed")
 
