@@ -66,17 +66,19 @@ TOKEN_EXPIRATION_S = 6 * 3600  # a reconnect presents the page's original token;
 RETURN_MEMORY_ENV = {"PYTHONMALLOC": "malloc"}
 
 
-def server_env(return_memory: bool, **classroom) -> dict[str, str]:
+def server_env(return_memory: bool, expect: int = 0, **classroom) -> dict[str, str]:
     """The environment a server process starts with; `classroom` adds the teacher's key, the students'
     address, the Redis link (teacher_key=, student_url=, redis_url=) and the allowed origins (origins=, a
-    list; see origin_env) for issue 15."""
+    list; see origin_env); `expect`: the explorers each process builds ahead (app/pool.py)."""
+    from app.pool import EXPECT_ENV
     from app.teacher_access import STUDENT_URL_ENV, TEACHER_KEY_ENV
     from widgets.broadcast import REDIS_URL_ENV
 
     names = {"teacher_key": TEACHER_KEY_ENV, "student_url": STUDENT_URL_ENV, "redis_url": REDIS_URL_ENV}
     extra = {names[k]: v for k, v in classroom.items() if v and k in names}
     origins = origin_env(classroom.get("origins") or [])  # type: ignore[arg-type]
-    return {**os.environ, **(RETURN_MEMORY_ENV if return_memory else {}), **extra, **origins}
+    ahead = {EXPECT_ENV: str(expect)} if expect else {}
+    return {**os.environ, **(RETURN_MEMORY_ENV if return_memory else {}), **ahead, **extra, **origins}
 
 
 def default_origins(port: int, hostname: str | None = None, addresses: list[str] | None = None) -> list[str]:
@@ -216,6 +218,14 @@ def parse_args(args=None) -> argparse.Namespace:
         help="give a class's memory back to the system after it leaves (~30%% more memory a session, "
         "~10%% more CPU a move)",
     )
+    p.add_argument(
+        "--expect",
+        type=int,
+        default=0,
+        metavar="N",
+        help="students expected: each process builds N pages ahead while idle, so a class arriving at once "
+        "is not kept waiting (~2 MB of memory each)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the command and exit")
     return p.parse_args(args)
 
@@ -242,7 +252,7 @@ def main(args=None) -> None:
         return
     os.chdir(ROOT)
     origins = allowed_origins(ns.port, ns.origin)
-    env = {"teacher_key": key, "student_url": student_url(ns.port), "origins": origins}
+    env = {"teacher_key": key, "student_url": student_url(ns.port), "origins": origins, "expect": ns.expect}
     if ns.processes == 1:
         os.execvpe(argv[0], argv, server_env(ns.return_memory, **env))
     run_with_redis(argv, ns.return_memory, env, ns.redis_port)
@@ -296,6 +306,10 @@ def configure_server() -> None:
     pn.config.reconnect = True  # the browser reconnects by itself after a drop or a sleep
     pn.config.disconnect_notification = "Lost the connection to the server; reconnecting…"
     pn.config.ready_notification = ""
+    from app.pool import pool
+
+    if pool() is not None:  # --expect N: start building pages ahead as soon as the server runs
+        pool().start()
 
 
 if __name__ == "panel_setup_module":  # the name `panel serve --setup` runs this file under

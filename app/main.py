@@ -8,15 +8,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import panel as pn  # noqa: E402
 
+from app.pool import explorer_for_session  # noqa: E402
 from app.served_page import serve_page  # noqa: E402
 from app.serving import release_memory_when_sessions_close, tune_server  # noqa: E402
 from widgets.class_link import ClassLink  # noqa: E402
-from widgets.explorer import HeadExplorer  # noqa: E402
-from widgets.state import HeadState  # noqa: E402
 
 tune_server()
 pn.extension()
 pn.state.on_session_destroyed(release_memory_when_sessions_close)
-state = HeadState()
-link = ClassLink(state, session_args=dict(pn.state.session_args))  # the teacher's sends reach this page
-serve_page(HeadExplorer(state=state, sync_url=True), classroom=link)
+args = dict(pn.state.session_args)
+explorer = explorer_for_session(args)  # built ahead when the launcher was told --expect
+link = ClassLink(explorer.state, session_args=args)  # the teacher's sends reach this page
+serve_page(explorer, classroom=link)

@@ -71,14 +71,31 @@ def going_further():
     )
 
 
-def serve_page(explorer: HeadExplorer, title: str = "One attention head", classroom=None) -> None:
-    """Make the page of `explorer` this session's document; `classroom` goes above it (issue 15: the
-    student's line about the teacher's sends, or the teacher's desk)."""
-    page = pn.Template(TEMPLATE, location=True)  # the Location root keeps the URL in step
+class ServedTemplate(pn.Template):
+    """Panel's Template, without the text that shows it in a notebook.
+
+    `Template.add_panel` rewrites that text (the repr of every part so far) after each part it adds: a
+    sixth of a session's page building, for text a served page never shows.
+    """
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(self._render_items)})"
+
+
+def page_for(explorer: HeadExplorer, classroom=None) -> ServedTemplate:
+    """The page of `explorer`: its parts in the template, and the further explorers; `classroom` goes above
+    it (the student's line about the teacher's sends, or the teacher's desk)."""
+    page = ServedTemplate(TEMPLATE, location=True)  # the Location root keeps the URL in step
     page.add_panel("classroom", classroom if classroom is not None else pn.Spacer(height=0, margin=0))
     for name, part in explorer.areas().items():
         page.add_panel(name, part)
     page.add_panel("more", going_further())
+    return page
+
+
+def serve_page(explorer: HeadExplorer, title: str = "One attention head", classroom=None) -> None:
+    """Make the page of `explorer` this session's document."""
+    page = page_for(explorer, classroom)
     # One model-graph walk for the whole page: otherwise Bokeh re-walks every
     # model of the document after each root the template adds (~0.7 s a session).
     with pn.state.curdoc.models.freeze():

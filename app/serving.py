@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import logging
+import select
 import socket
 import subprocess
 import time
@@ -110,6 +111,98 @@ def drop_messages_after_close() -> None:
     WSHandler._handle = _handle
 
 
+# A change held back because more input was waiting is applied after this long at the latest.
+OVERTAKEN_FLUSH_S = 0.02
+
+
+def overwrite_key(message) -> frozenset | None:
+    """What a PATCH-DOC from the browser overwrites: {(model id, property)} when every event in it only sets
+    a property (a slider's value, a select's value...), else None (anything else is never held back)."""
+    if getattr(message, "msgtype", None) != "PATCH-DOC":
+        return None
+    events = (message.content or {}).get("events") or []
+    key = set()
+    for event in events:
+        if event.get("kind") != "ModelChanged" or "attr" not in event:
+            return None
+        key.add(((event.get("model") or {}).get("id"), event["attr"]))
+    return frozenset(key) or None
+
+
+def more_input_waiting(handler) -> bool:
+    """Whether this websocket has bytes read but not handled yet, or unread bytes waiting in the system."""
+    try:
+        stream = handler.ws_connection.stream
+        if stream._read_buffer_size > 0:
+            return True
+        return bool(select.select([stream.socket], [], [], 0)[0])
+    except (AttributeError, OSError, ValueError, TypeError):
+        return False
+
+
+def latest_patch_wins() -> None:
+    """Drop a browser's property change that a newer change of the same properties, already waiting on the
+    same websocket, overwrites: never parsed into the document, never computed, never answered.
+
+    When a session's slider values arrive faster than the server handles them (a busy server, a quick drag,
+    a burst), each still cost Bokeh ~2 ms to apply and answer before the app saw it (bench/RESULTS-class-
+    load.md), so a class's queue grew even when the app itself skipped overtaken values (widgets/latest.py).
+    Here a change is held back while more input from the same browser is waiting; the next message that
+    arrives with nothing behind it applies what is held, in order, except what it overwrites itself. When
+    the server keeps up, nothing is waiting and every change is handled at once, as before. Only messages
+    that set properties are held back (a button's event, a stream of data, a document request never are),
+    and at most OVERTAKEN_FLUSH_S. BokehJS ignores the OK replies to its patches, so none is missed.
+    """
+    import asyncio
+
+    from bokeh.server.views.ws import WSHandler
+    from tornado.ioloop import IOLoop
+
+    if getattr(WSHandler._handle, "_latest_wins", False):
+        return
+    handle = WSHandler._handle
+
+    async def apply_held(self, overwritten_by: frozenset | None = None) -> None:
+        held = self.__dict__.get("_held", {})
+        while held:
+            key = next(iter(held))
+            message = held.pop(key)
+            if overwritten_by is not None and key <= overwritten_by:
+                continue  # the message being handled sets all of these again
+            work = await handle(self, message)
+            if work:
+                await self._schedule(work)
+
+    async def _handle(self, message):
+        lock = self.__dict__.setdefault("_held_lock", asyncio.Lock())
+        async with lock:
+            key = overwrite_key(message)
+            held = self.__dict__.setdefault("_held", {})
+            if key is not None and more_input_waiting(self):
+                for older in [k for k in held if k <= key]:
+                    del held[older]  # overtaken before it was handled
+                held[key] = message
+                IOLoop.current().call_later(OVERTAKEN_FLUSH_S, lambda: asyncio.ensure_future(flush(self)))
+                return None
+            await apply_held(self, key)
+            return await handle(self, message)
+
+    async def flush(self) -> None:
+        if not self.__dict__.get("_held"):
+            return
+        async with self.__dict__["_held_lock"]:
+            try:
+                await apply_held(self)
+            except (WebSocketClosedError, StreamClosedError):  # the tab closed meanwhile: nobody to answer
+                pass
+            except Exception:  # as on_message does for a message that fails: log it, keep serving
+                logging.getLogger(__name__).exception("applying a held-back change failed")
+
+    _handle.__dict__.update(vars(handle))  # keep the marks of the wrappers inside (each is installed once)
+    _handle._latest_wins = True
+    WSHandler._handle = _handle
+
+
 RELEASE_AFTER_S = 5.0  # after the last session closed in a burst (a class leaving), then once
 _release_pending = None  # the timer of the next release, if one is due
 
@@ -146,6 +239,7 @@ def tune_server() -> None:
     set_tcp_nodelay()
     skip_document_validation()
     drop_messages_after_close()
+    latest_patch_wins()
     tolerate_early_close()
     log = logging.getLogger("asyncio")
     if not any(isinstance(f, DropClosedSocketWrites) for f in log.filters):

@@ -26,7 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import psutil
@@ -84,9 +84,22 @@ def serve(app: str):
     stem = Path(app).stem
     log = open(Path(tempfile.gettempdir()) / f"bench-serve-{stem}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "panel", "serve", str(ROOT / app), "--port", str(port), "--address",
-         "127.0.0.1", "--allow-websocket-origin", f"127.0.0.1:{port}"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "panel",
+            "serve",
+            str(ROOT / app),
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+            "--allow-websocket-origin",
+            f"127.0.0.1:{port}",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}/{stem}"
     try:
@@ -149,99 +162,145 @@ def summary(xs) -> dict:
     return {"median": statistics.median(xs), "p95": pct(xs, 0.95), "n": len(xs)}
 
 
-def bench_app(browser, app: str, slider: dict, wait_text: str, n: int, long: int = 0) -> dict:
-    out: dict = {"app": app}
-    with serve(app) as (url, proc):
-        open_page(browser, url, wait_text)[0].close()  # warm the server (first session imports more)
-        out["first_render_ms"] = first_render(browser, url, wait_text)
-        page, _ = open_page(browser, url, wait_text)
-        moves(page, slider, 10)  # warm-up, not counted
-        out["models_before"] = page.evaluate("() => Bokeh.documents[0].all_models.size")
-        c0 = cpu_seconds(proc)
-        m = moves(page, slider, n)
-        out["server_cpu_ms_per_move"] = (cpu_seconds(proc) - c0) * 1000 / n
-        out["arrived"] = summary(m["arrived"])
-        out["painted"] = summary(m["painted"])
-        done = n
-        while done < long:
-            k = min(200, long - done)
-            moves(page, slider, k)
-            done += k
-        out["moves_total"] = done
-        out["models_after"] = page.evaluate("() => Bokeh.documents[0].all_models.size")
-        out["console_errors"] = page.errors
-        page.close()
+APPS = {  # key: (script, slider, the text that says the page is working)
+    "ours": ("app/main.py", {"name": "x-3-0", "title": None}, START_TEXT),
+    "shape": ("bench/floor_shape_app.py", {"name": "x-3-0", "title": None}, START_TEXT),
+    "baseline": ("bench/baseline_app.py", {"name": None, "title": "it[0]"}, START_TEXT),
+    "t64": ("bench/app_t64.py", {"name": "x-63-0", "title": None}, "weights = ["),
+    "floor": ("bench/floor_app.py", {"name": "x-3-0", "title": None}, START_TEXT),
+    "floor5": ("bench/floor5_app.py", {"name": "x-3-0", "title": None}, START_TEXT),
+}
+LABELS = {
+    "ours": "the explorer (app/main.py)",
+    "shape": "same-shape floor (bench/floor_shape_app.py)",
+    "baseline": "Panel-widget baseline (bench/baseline_app.py)",
+    "t64": "the explorer on 64 tokens (bench/app_t64.py)",
+    "floor": "one-heatmap floor (bench/floor_app.py)",
+    "floor5": "five-heatmap floor (bench/floor5_app.py)",
+}
+
+
+def one_round(browser, key: str, url: str, proc, n: int) -> dict:
+    """One app's turn in a round: a fresh page's first render, then n timed moves in it."""
+    _, slider, wait_text = APPS[key]
+    page, first = open_page(browser, url, wait_text)
+    moves(page, slider, 5)  # warm-up, not counted
+    c0 = cpu_seconds(proc)
+    m = moves(page, slider, n)
+    cpu = (cpu_seconds(proc) - c0) * 1000 / n
+    out = {
+        "first_render_ms": first,
+        "server_cpu_ms_per_move": cpu,
+        "painted": summary(m["painted"]),
+        "arrived": summary(m["arrived"]),
+        "errors": page.errors,
+        "models": page.evaluate("() => Bokeh.documents[0].all_models.size"),
+    }
+    page.close()
     return out
+
+
+def load() -> str:
+    """/proc/loadavg's 1, 5 and 15 minute averages."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def fmt_ms(x: float) -> str:
     return f"{x:.1f} ms"
 
 
-def verdict(ok: bool) -> str:
-    return "met" if ok else "**missed**"
+METRICS = (  # (key in a round's result, title, how to read it)
+    ("painted", "slider → weights repainted, median of the round's moves"),
+    ("server_cpu_ms_per_move", "server CPU per move"),
+    ("first_render_ms", "first render (navigation → chapter's weights on screen)"),
+)
+
+
+def value_of(rnd: dict, metric: str) -> float:
+    v = rnd[metric]
+    return v["median"] if isinstance(v, dict) else v
+
+
+RATIOS = (  # (numerator, denominator, metric, target, what the target says)
+    ("ours", "shape", "painted", 1.2, "repaint ≤ 1.2× the same-shape floor"),
+    ("ours", "shape", "server_cpu_ms_per_move", 1.3, "server CPU per move ≤ 1.3× the same-shape floor"),
+    ("ours", "shape", "first_render_ms", 1.2, "first render ≤ 1.2× the same-shape floor"),
+    ("t64", "ours", "painted", 2.0, "T = 64 repaint ≤ 2× T = 4"),
+    ("ours", "baseline", "painted", None, "repaint, ours / Panel-widget baseline"),
+    ("ours", "baseline", "server_cpu_ms_per_move", None, "server CPU, ours / Panel-widget baseline"),
+    ("shape", "floor5", "painted", None, "repaint, same-shape floor / five-heatmap floor"),
+)
 
 
 def write_markdown(path: Path, r: dict) -> None:
-    ours, base, t64, floor, floor5 = r["ours"], r["baseline"], r["t64"], r["floor"], r["floor5"]
-    med, bmed = ours["painted"]["median"], base["painted"]["median"]
-    ratio = med / bmed
-    fr, bfr = statistics.median(ours["first_render_ms"]), statistics.median(base["first_render_ms"])
-    cpu, bcpu = ours["server_cpu_ms_per_move"], base["server_cpu_ms_per_move"]
-    date = r["date"]
-    rows = [
-        ("slider → weights repainted, median", "≤ 20 ms", fmt_ms(med), fmt_ms(bmed), f"{ratio:.2f}",
-         verdict(med <= 20)),
-        ("… ratio ours / baseline (median)", "≤ 0.35×", f"{ratio:.2f}×", "1", f"{ratio:.2f}",
-         verdict(ratio <= 0.35)),
-        ("slider → weights repainted, p95", "—", fmt_ms(ours["painted"]["p95"]),
-         fmt_ms(base["painted"]["p95"]), f"{ours['painted']['p95'] / base['painted']['p95']:.2f}", ""),
-        ("slider → weights source changed (no rAF), median", "—", fmt_ms(ours["arrived"]["median"]),
-         fmt_ms(base["arrived"]["median"]), f"{ours['arrived']['median'] / base['arrived']['median']:.2f}",
-         ""),
-        ("server CPU per move", "≤ 2 ms", fmt_ms(cpu), fmt_ms(bcpu), f"{cpu / bcpu:.2f}", verdict(cpu <= 2)),
-        ("first render (navigation → weights text), median of 3", "≤ 1.5 s", fmt_ms(fr), fmt_ms(bfr),
-         f"{fr / bfr:.2f}", verdict(fr <= 1500)),
-        (f"browser model count, before → after {ours['moves_total']} moves", "unchanged",
-         f"{ours['models_before']} → {ours['models_after']}",
-         f"{base['models_before']} → {base['models_after']}", "",
-         verdict(ours["models_before"] == ours["models_after"])),
-        ("T = 64: slider → weights repainted, median", "≤ 40 ms", fmt_ms(t64["painted"]["median"]), "—", "",
-         verdict(t64["painted"]["median"] <= 40)),
-        ("T = 64: p95 / server CPU per move", "—",
-         f"{fmt_ms(t64['painted']['p95'])} / {fmt_ms(t64['server_cpu_ms_per_move'])}", "—", "", ""),
-        ("floor (one slider, one 4 × 4 heatmap): repainted median / server CPU per move", "—",
-         f"{fmt_ms(floor['painted']['median'])} / {fmt_ms(floor['server_cpu_ms_per_move'])}", "—", "", ""),
-        ("floor: first render, median of 3", "—",
-         fmt_ms(statistics.median(floor["first_render_ms"])), "—", "", ""),
-        ("floor with five 4 × 4 heatmaps (as many figures as a move repaints): repainted median / server CPU"
-         " per move", "—",
-         f"{fmt_ms(floor5['painted']['median'])} / {fmt_ms(floor5['server_cpu_ms_per_move'])}", "—", "", ""),
-    ]
+    rounds = r["rounds"]
     lines = [
-        "# Slider latency: Bokeh widgets (ours) against Panel widgets (baseline)",
+        "# Slider latency, interleaved: the explorer against its same-shape floor, baseline and floors",
         "",
-        f"Measured {date} by `bench/bench_latency.py` ({ours['arrived']['n']} timed moves per app, after"
-        f" 10 warm-up moves; T = 64: {t64['arrived']['n']}), headless Debian Chromium, one machine"
-        f" ({os.cpu_count()} cores), server and browser on loopback. Load average at start"
-        f" {r['load'][0]}, at end {r['load'][1]}"
-        " (other jobs were running; numbers on an idle machine will be lower).",
+        f"Measured {r['date']} ({r['started']} – {r['ended']} UTC) by `bench/bench_latency.py --rounds"
+        f" {len(rounds)} --moves {r['moves']}`: every app served at once by its own `panel serve`"
+        " process, then driven in rounds, each round visiting every app in turn ("
+        + " ".join(r["order"])
+        + f"), so all of them see the same machine. Headless Debian Chromium, {os.cpu_count()} cores,"
+        " loopback."
+        " /proc/loadavg at the start of each round: "
+        + "; ".join(rd["load"] for rd in rounds)
+        + f"; at the end {r['load_end']}.",
         "",
-        "| metric | target | measured | baseline | ratio | verdict | date |",
-        "|---|---|---|---|---|---|---|",
+        "## Ratios, per round and median (a target is judged on the median)",
+        "",
+        "| ratio | "
+        + " | ".join(f"round {k + 1}" for k in range(len(rounds)))
+        + " | median | target | verdict |",
+        "|---|" + "---|" * (len(rounds) + 3),
     ]
-    lines += [f"| {m} | {t} | {v} | {b} | {q} | {ok} | {date} |" for m, t, v, b, q, ok in rows]
+    for a, b, metric, target, title in RATIOS:
+        if a not in r["order"] or b not in r["order"]:
+            continue
+        qs = [value_of(rd[a], metric) / value_of(rd[b], metric) for rd in rounds]
+        med = statistics.median(qs)
+        verdict = "" if target is None else ("met" if med <= target else "**missed**")
+        lines.append(
+            f"| {title} | "
+            + " | ".join(f"{q:.2f}" for q in qs)
+            + f" | **{med:.2f}** | {'' if target is None else f'≤ {target}'} | {verdict} |"
+        )
     lines += [
         "",
-        "A move: JavaScript sets the slider's Bokeh model value; measured until the `weights-cells`"
-        " source changes in the browser, then one `requestAnimationFrame` (\"repainted\"). The baseline"
-        " is bench/baseline_app.py: same HeadState, same HeadPage figures and redraw, Panel widgets"
-        " (50 ms debounce) for the controls, on Panel's default page (without the app's template, so"
-        " also without static/bokeh_patch.js). Server CPU is the `panel serve` process's user + system"
-        " time over the timed moves ÷ moves. The floor is bench/floor_app.py: one Bokeh slider and one"
-        " 4 × 4 heatmap served the same way, i.e. what Bokeh, Panel and the browser cost here before the"
-        " explorer adds anything; bench/floor5_app.py is the same with five heatmaps, all rewritten on"
-        " every move.",
+        "## Absolute values, median over rounds (each round: the median of its moves)",
+        "",
+        "| app | repainted | arrived (no rAF) | repaint p95 | server CPU / move | first render | models |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for key in r["order"]:
+
+        def med(metric, field="median", key=key):
+            return statistics.median(
+                rd[key][metric][field] if isinstance(rd[key][metric], dict) else rd[key][metric]
+                for rd in rounds
+            )
+
+        lines.append(
+            f"| {LABELS[key]} | {fmt_ms(med('painted'))} | {fmt_ms(med('arrived'))} | "
+            f"{fmt_ms(med('painted', 'p95'))} | {fmt_ms(med('server_cpu_ms_per_move'))} | "
+            f"{fmt_ms(med('first_render_ms'))} | {rounds[-1][key]['models']} |"
+        )
+    if r.get("long"):
+        lg = r["long"]
+        lines += [
+            "",
+            f"Browser model count of the explorer before → after {lg['moves']} moves:"
+            f" {lg['before']} → {lg['after']}.",
+        ]
+    lines += [
+        "",
+        "A move: JavaScript sets the slider's Bokeh model value; measured until the `weights-cells` source"
+        " changes in the browser (“arrived”), then one `requestAnimationFrame` (“repainted”). Moves are"
+        " sequential (the next one is set after the previous one is painted). Server CPU is the serving"
+        " process's user + system time over the timed moves ÷ moves. First render: a fresh tab, navigation"
+        " start → the chapter's weights line on screen. The same-shape floor (bench/floor_shape_app.py) has"
+        " the explorer's four heatmaps, blend scatter and steps text with the same sizes, rewritten on every"
+        " move, and nothing else.",
         "",
     ]
     if r.get("notes"):
@@ -251,34 +310,68 @@ def write_markdown(path: Path, r: dict) -> None:
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--moves", type=int, default=200)
-    ap.add_argument("--t64-moves", type=int, default=50, help="timed moves for the 64-token case")
-    ap.add_argument("--long", type=int, default=1000, help="total moves before the second model count")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--moves", type=int, default=60, help="timed moves per app per round")
+    ap.add_argument("--apps", default="ours,shape,baseline,t64,floor,floor5")
+    ap.add_argument("--long", type=int, default=0, help="moves of the explorer before a second model count")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS-latency.md")
     ap.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "bench-latency.json")
     args = ap.parse_args(argv)
-    r: dict = {"date": dt.date.today().isoformat(), "load": [None, None]}
-    r["load"][0] = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    with sync_playwright() as p:
+    order = args.apps.split(",")
+    now = dt.datetime.now(dt.UTC)
+    r: dict = {
+        "date": now.date().isoformat(),
+        "started": now.strftime("%H:%M"),
+        "order": order,
+        "moves": args.moves,
+        "rounds": [],
+    }
+    with ExitStack() as stack, sync_playwright() as p:
+        servers = {key: stack.enter_context(serve(APPS[key][0])) for key in order}
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         try:
-            r["ours"] = bench_app(browser, "app/main.py", {"name": "x-3-0", "title": None}, START_TEXT,
-                                  args.moves, args.long)
-            r["baseline"] = bench_app(browser, "bench/baseline_app.py", {"name": None, "title": "it[0]"},
-                                      START_TEXT, args.moves, args.moves)
-            r["t64"] = bench_app(browser, "bench/app_t64.py", {"name": "x-63-0", "title": None},
-                                 "weights = [", args.t64_moves)
-            r["floor"] = bench_app(browser, "bench/floor_app.py", {"name": "x-3-0", "title": None},
-                                   START_TEXT, args.moves)
-            r["floor5"] = bench_app(browser, "bench/floor5_app.py", {"name": "x-3-0", "title": None},
-                                    START_TEXT, args.moves)
+            for key in order:  # warm every server (a first session imports more), not counted
+                open_page(browser, servers[key][0], APPS[key][2])[0].close()
+            for k in range(args.rounds):
+                rd = {"load": load()}
+                for key in order:
+                    rd[key] = one_round(browser, key, *servers[key], args.moves)
+                r["rounds"].append(rd)
+                print(
+                    json.dumps(
+                        {
+                            "round": k + 1,
+                            **{
+                                key: (
+                                    value_of(rd[key], "painted"),
+                                    rd[key]["server_cpu_ms_per_move"],
+                                    rd[key]["first_render_ms"],
+                                )
+                                for key in order
+                            },
+                        }
+                    ),
+                    flush=True,
+                )
+            if args.long and "ours" in servers:
+                _, slider, wait_text = APPS["ours"]
+                page, _ = open_page(browser, servers["ours"][0], wait_text)
+                before = page.evaluate("() => Bokeh.documents[0].all_models.size")
+                for _ in range(0, args.long, 200):
+                    moves(page, slider, 200)
+                r["long"] = {
+                    "moves": args.long,
+                    "before": before,
+                    "after": page.evaluate("() => Bokeh.documents[0].all_models.size"),
+                }
+                page.close()
         finally:
             browser.close()
-    r["load"][1] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    r["ended"] = dt.datetime.now(dt.UTC).strftime("%H:%M")
+    r["load_end"] = load()
     args.json.write_text(json.dumps(r, indent=1))
-    write_markdown(args.out, r)
-    print(json.dumps({k: {kk: vv for kk, vv in v.items() if kk != "console_errors"} if isinstance(v, dict)
-                      else v for k, v in r.items()}, indent=1))
+    if args.out.name != "-":
+        write_markdown(args.out, r)
     return r
 
 

@@ -1,9 +1,9 @@
-"""The served explorer in Chromium: the chapter's numbers, the keyboard, the ablations, no debounce.
+"""The served explorer in Chromium: the chapter's numbers, the keyboard, the ablations, latest move wins.
 
 Every expected number comes from the core (core.attention.attend and
 core.trace.trace), never from a hand-copied constant, except the chapter's
-own printed values for the starting state.  No timing asserts: the debounce
-guard counts server updates instead of measuring delays.
+own printed values for the starting state.  No timing asserts: the latest-move-wins
+tests say which value each update answered instead of measuring delays.
 """
 
 from __future__ import annotations
@@ -143,36 +143,66 @@ def test_scaling_off_changes_the_numbers_to_the_cores(explorer):
     )
 
 
-BURST = (0.3, 0.45, 0.6, 0.75, 0.9)
-
-JS_BURST = """values => {
-    const doc = Bokeh.documents[0];
-    const source = doc.get_model_by_name('weights-cells');
+# Latest move wins (widgets/latest.py). Each received update of the weights heatmap is recorded in the page
+# as row 3 (the query 'it'), so the test can say which slider value every update answered.
+JS_RECORD_ROWS = """() => {
+    const source = Bokeh.documents[0].get_model_by_name('weights-cells');
     window.__rows = [];
     source.change.connect(() => {
         const v = Array.from(source.data.value);
         const n = Math.round(Math.sqrt(v.length));
-        window.__rows.push(v.slice(3 * n, 4 * n));   // row 3: the query 'it'
+        window.__rows.push(v.slice(3 * n, 4 * n));
     });
-    const slider = doc.get_model_by_name('x-3-0');
-    for (const v of values) slider.value = v;        // one synchronous burst
 }"""
 
+JS_SET = "v => { Bokeh.documents[0].get_model_by_name('x-3-0').value = v; }"
 
-def test_no_debounce_every_change_of_a_burst_reaches_the_server(explorer):
-    """Five slider values set in one synchronous JS burst give five server redraws, in order.
+JS_BURST = """values => {
+    const slider = Bokeh.documents[0].get_model_by_name('x-3-0');
+    for (const v of values) slider.value = v;        // one synchronous burst: all sent before any reply
+}"""
 
-    A debounce like Panel's widgets' 50 ms (Syncable._debounce) would coalesce the burst
-    into one update with the last value; this fails if the controls take that route again.
-    """
+SLOW = (0.3, 0.45, 0.6, 0.75, 0.9)
+BURST = tuple(round(-1.0 + 0.02 * k, 2) for k in range(100))  # 100 values, each different
+
+
+def answered(rows) -> list[float]:
+    """For each received weights row, the slider value (of SLOW or BURST) whose core weights it shows."""
+    out = []
+    for got in rows:
+        hits = [x for x in (*SLOW, *BURST) if np.allclose(got, core(x).weights[3], rtol=0, atol=1e-12)]
+        assert hits, f"an update whose weights belong to no value that was sent: {got}"
+        out.append(hits[0])
+    return out
+
+
+def test_a_slow_stream_gets_every_value_answered(explorer):
+    """A value sent only after the previous one was answered is never dropped: a slow drag is followed step
+    by step (no debounce, no coalescing when the server keeps up)."""
+    explorer.evaluate(JS_RECORD_ROWS)
+    for k, x in enumerate(SLOW, start=1):
+        explorer.evaluate(JS_SET, x)
+        explorer.wait_for_function("n => window.__rows.length >= n", arg=k, timeout=15000)
+    explorer.wait_for_selector(f"text={weights_line(core(SLOW[-1]))}", timeout=10000)
+    assert answered(explorer.evaluate("() => window.__rows")) == list(SLOW)
+
+
+def test_a_burst_gets_its_last_value_answered_and_the_overtaken_ones_dropped(explorer):
+    """100 values sent at once: the page ends on the core's numbers for exactly the last value, and the
+    server computed far fewer than 100 (values overtaken while waiting were dropped), in the order sent."""
+    explorer.evaluate(JS_RECORD_ROWS)
     explorer.evaluate(JS_BURST, list(BURST))
-    explorer.wait_for_function("n => window.__rows.length >= n", arg=len(BURST), timeout=15000)
-    explorer.wait_for_selector(f"text={weights_line(core(BURST[-1]))}", timeout=10000)
-    explorer.wait_for_timeout(500)  # let any straggling update arrive, so "exactly" is meaningful
-    rows = explorer.evaluate("() => window.__rows")
-    assert len(rows) == len(BURST), f"{len(rows)} updates for {len(BURST)} changes"
-    for got, x in zip(rows, BURST):
-        np.testing.assert_allclose(got, core(x).weights[3], rtol=0, atol=1e-12, err_msg=f"X[3,0]={x}")
+    last = core(BURST[-1])
+    explorer.wait_for_selector(f"text={weights_line(last)}", timeout=15000)
+    explorer.wait_for_timeout(500)  # let any straggling update arrive, so "the last one shown" is meaningful
+    got = answered(explorer.evaluate("() => window.__rows"))
+    assert got[-1] == BURST[-1]
+    assert got == sorted(got), "updates answered values out of the order they were sent"
+    assert len(got) < len(BURST) // 2, f"{len(got)} updates for a burst of {len(BURST)}: nothing was dropped"
+    np.testing.assert_allclose(cells(explorer)[3], last.weights[3], rtol=0, atol=1e-12)
+    assert weights_line(last) in explorer.locator(".steps").first.inner_text()
+    value = explorer.evaluate("() => Bokeh.documents[0].get_model_by_name('x-3-0').value")
+    assert value == pytest.approx(BURST[-1], abs=1e-12)
 
 
 def test_a_move_rewrites_no_style_sheet_with_its_own_text(explorer):

@@ -21,6 +21,7 @@ from core.options import SWITCHES
 from widgets.controls import CUSTOM, preset_note, query_options, show_value, widget_value
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
+from widgets.latest import LatestWins
 from widgets.page import HeadPage
 from widgets.refusal import message_html
 from widgets.state import HeadState
@@ -56,6 +57,7 @@ class HeadExplorer(pn.viewable.Viewer):
                 s.labels, {n: getattr(s, n) for n in WEIGHTS}, C=s.head.C, d=s.head.d, dims=s.dims
             )
         self._syncing = False  # True while the state writes into the controls
+        self.latest = LatestWins(run=self._safely)  # in a burst only each control's newest value is computed
         self._dragging = False  # True while a slider move is applied: the URL waits for the release
         self._wire_controls()
         self._wire_editor()
@@ -76,7 +78,7 @@ class HeadExplorer(pn.viewable.Viewer):
             else:
                 widget.on_change("active", self._guard(partial(self._apply_widget, s.name, widget)))
         c.preset.on_change("value", self._guard(lambda new: new != CUSTOM and self.state.load(new)))
-        c.reset.on_click(lambda event: self._safely(self.state.reset))
+        c.reset.on_click(lambda event: self._press(self.state.reset))
         self._wire_sliders()
 
     def _apply_option(self, name: str, value) -> None:
@@ -89,7 +91,7 @@ class HeadExplorer(pn.viewable.Viewer):
         for slider in self.page.controls.tokens.flat:
             t, c = slider.tags
             slider.on_change("value", self._guard(partial(self._drag, t, c)))
-            slider.on_change("value_throttled", lambda attr, old, new: self._safely(self._write_url))
+            slider.on_change("value_throttled", self._guard(lambda new: self._write_url()))
 
     def _drag(self, t: int, c: int, new) -> None:
         self._dragging = True
@@ -101,8 +103,8 @@ class HeadExplorer(pn.viewable.Viewer):
     def _wire_editor(self) -> None:
         e, s = self.editor, self.state
         e.labels.on_change("value", self._guard(s.set_labels))
-        e.add.on_click(lambda event: self._safely(s.add_token))
-        e.remove.on_click(lambda event: self._safely(lambda: s.remove_token(s.query)))
+        e.add.on_click(lambda event: self._press(s.add_token))
+        e.remove.on_click(lambda event: self._press(lambda: s.remove_token(s.query)))
         e.C.on_change("value", self._guard(self._needs_number("C", lambda v: s.set_widths(C=v))))
         e.d.on_change("value", self._guard(self._needs_number("d", lambda v: s.set_widths(d=v))))
         e.dim_x.on_change("value", self._guard(lambda new: s.apply(dims=[int(new), s.dims[1]])))
@@ -132,13 +134,19 @@ class HeadExplorer(pn.viewable.Viewer):
         return run
 
     def _guard(self, action):
-        """A Bokeh on_change callback that ignores our own writes and never lets an error escape."""
+        """A Bokeh on_change callback that ignores our own writes, lets the control's newest value win over
+        the ones it overtook (widgets/latest.py), and never lets an error escape."""
+        control = object()  # one key per wired control and property
 
         def callback(attr, old, new):
             if not self._syncing:
-                self._safely(lambda: action(new))
+                self.latest.submit(control, lambda: action(new))
 
         return callback
+
+    def _press(self, action) -> None:
+        """A button press: queued behind the values already pending, never merged with another press."""
+        self.latest.submit(object(), action)
 
     def _safely(self, action) -> None:
         try:

@@ -1,0 +1,121 @@
+"""Explorers built ahead, while the server is idle, for a class that arrives all at once.
+
+Building a student's explorer (its HeadState and its ~300 Bokeh models) is most of what a new session
+costs the server (~0.2-0.3 s of CPU on this machine, more when busy); 100 students opening the page
+within seconds would queue behind each other's builds. With `python -m app.classroom --expect N`, each
+server process builds N explorers ahead, one per turn of its event loop, and hands one to each arriving
+session, which then only adds the page template and the URL's settings. The pool is topped up again, one
+explorer at a time, once no session has started for a few seconds. Without --expect (or with plain `panel
+serve app/main.py`) nothing is built ahead.
+
+The models of a pooled explorer belong to no document until a session takes it; a taken explorer is never
+given to another session.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+EXPECT_ENV = "EXPLORER_EXPECT"  # how many explorers a server process keeps ready (set by app.classroom)
+QUIET_S = 10.0  # no session started for this long: the class has arrived, top the pool up
+GAP_S = 0.02  # between two builds, so requests that come in meanwhile are answered
+
+log = logging.getLogger(__name__)
+
+
+class ExplorerPool:
+    def __init__(self, size: int, make):
+        self.size = size
+        self._make = make  # () -> a new explorer
+        self._ready: list = []
+        self._last_take = 0.0
+        self._filling = False
+        self.built = 0  # built ahead so far
+        self.taken = 0  # handed to sessions
+        self.missed = 0  # sessions that found the pool empty and built their own
+
+    def __len__(self) -> int:
+        return len(self._ready)
+
+    def take(self):
+        """A ready explorer (or a new one when none is ready), and a refill later."""
+        self._last_take = time.monotonic()
+        if self._ready:
+            self.taken += 1
+            explorer = self._ready.pop()
+        else:
+            self.missed += 1
+            explorer = self._make()
+        self.start()
+        return explorer
+
+    def fill_one(self) -> bool:
+        """Build one explorer if the pool is short; False when it is full."""
+        if len(self._ready) >= self.size:
+            return False
+        self._ready.append(self._make())
+        self.built += 1
+        return True
+
+    def start(self) -> None:
+        """Top the pool up on the running event loop, one build per turn, while no session is starting."""
+        if self._filling or len(self._ready) >= self.size:
+            return
+        from tornado.ioloop import IOLoop
+
+        self._filling = True
+        loop = IOLoop.current()
+
+        def step() -> None:
+            quiet = time.monotonic() - self._last_take
+            if quiet < QUIET_S:  # a class is arriving: its sessions come first
+                loop.call_later(QUIET_S - quiet, step)
+                return
+            try:
+                more = self.fill_one()
+            except Exception:  # a build that fails must not stop the server; sessions build their own
+                log.exception("building an explorer ahead failed")
+                more = False
+            if more:
+                loop.call_later(GAP_S, step)
+            else:
+                self._filling = False
+
+        loop.add_callback(step)
+
+
+_pool: ExplorerPool | None = None
+
+
+def expected() -> int:
+    try:
+        return max(0, int(os.environ.get(EXPECT_ENV, "0")))
+    except ValueError:
+        return 0
+
+
+def pool() -> ExplorerPool | None:
+    """This process's pool, made on first use when EXPLORER_EXPECT asks for one."""
+    global _pool
+    if _pool is None and expected() > 0:
+        from widgets.explorer import HeadExplorer
+
+        _pool = ExplorerPool(expected(), HeadExplorer)
+    return _pool
+
+
+def explorer_for_session(session_args: dict):
+    """The explorer for a new session: from the pool when there is one, with the link's settings applied."""
+    from widgets.explorer import HeadExplorer
+    from widgets.url_state import apply_params
+
+    p = pool()
+    if p is None:
+        return HeadExplorer(sync_url=True)
+    explorer = p.take()
+    explorer.sync_url = True
+    if session_args:
+        apply_params(explorer.state, session_args)
+    return explorer

@@ -1,0 +1,96 @@
+"""A burst of slider values in a real page: how long until the page shows the last one, against one move.
+
+    .venv/bin/python bench/burst_browser.py [--rounds 5] [--burst 100]
+
+Serves app/main.py (`panel serve`, as bench/bench_latency.py does) and drives it from headless Chromium, in
+rounds: 10 single moves (slider set → the weights source changed in the page; the median is "one move"),
+then `--burst` values set in one synchronous loop (all sent before any answer): the time from the first of
+them until the last change of the weights source. The page must end on
+the core's weights for exactly the last value (checked every round). Prints JSON with /proc/loadavg.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
+
+from bench.bench_latency import START_TEXT, load, moves, open_page, serve  # noqa: E402
+from widgets.state import HeadState  # noqa: E402
+
+JS_BURST = """async (values) => {
+    const doc = Bokeh.documents[0];
+    const source = doc.get_model_by_name('weights-cells');
+    const slider = doc.get_model_by_name('x-3-0');
+    let last = 0, changes = 0;
+    source.change.connect(() => { last = performance.now(); changes += 1; });
+    const t0 = performance.now();
+    for (const v of values) slider.value = v;
+    // wait until nothing has changed for 1 s (or 15 s in all)
+    while (performance.now() - Math.max(last, t0) < 1000 && performance.now() - t0 < 15000)
+        await new Promise(r => setTimeout(r, 20));
+    const v = Array.from(source.data.value);
+    const n = Math.round(Math.sqrt(v.length));
+    return {shown_ms: last - t0, changes, row: v.slice(3 * n, 4 * n)};
+}"""
+
+
+def expected_row(x: float) -> np.ndarray:
+    s = HeadState()
+    s.set_x(3, 0, x)
+    return np.asarray(s.head.weights[3], dtype=float)
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--burst", type=int, default=100)
+    args = ap.parse_args(argv)
+    slider = {"name": "x-3-0", "title": None}
+    out = {"rounds": []}
+    with serve("app/main.py") as (url, _proc), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            page, _ = open_page(browser, url, START_TEXT)
+            moves(page, slider, 5)
+            for k in range(args.rounds):
+                one = statistics.median(moves(page, slider, 10)["arrived"])
+                values = [round(-1.0 + (1.9 / args.burst) * i + 0.01 * (k % 2), 3) for i in range(args.burst)]
+                r = page.evaluate(JS_BURST, values)
+                ok = bool(
+                    np.allclose(
+                        np.nan_to_num(np.array(r["row"], dtype=float)), expected_row(values[-1]), atol=1e-9
+                    )
+                )
+                out["rounds"].append(
+                    {
+                        "load": load(),
+                        "one_move_ms": one,
+                        "burst_shown_ms": r["shown_ms"],
+                        "updates": r["changes"],
+                        "ratio": r["shown_ms"] / one,
+                        "last_value_shown": ok,
+                    }
+                )
+                print(json.dumps(out["rounds"][-1]), flush=True)
+            page.close()
+        finally:
+            browser.close()
+    out["median_ratio"] = statistics.median(r["ratio"] for r in out["rounds"])
+    print(json.dumps({"median_ratio": out["median_ratio"]}))
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,424 @@
+"""A class under load, open loop: capacity, 1×/2×/4× that capacity, a burst, a class arriving at once.
+
+    .venv/bin/python bench/class_load.py capacity --sessions 20 --duration 20
+    .venv/bin/python bench/class_load.py load --students 40 --rate 4 --duration 60
+    .venv/bin/python bench/class_load.py burst --rounds 5
+    .venv/bin/python bench/class_load.py arrive --students 100 --window 10
+    (each starts its own server with app.classroom's flags; add --through-nginx --processes 2 for two
+    backends behind nginx)
+
+Students speak the Bokeh protocol over a websocket (bench/load_test.py `Wire`: ACK, PULL-DOC,
+document_ready, PATCH-DOC per move), many per client process. Unlike bench/load_test.py, a student here
+does not wait for an answer before moving again: each sends `--rate` slider values a second, as a hand
+dragging a slider does, whatever the server does meanwhile.
+
+* capacity: sessions moving back to back (each waits for its answer): the moves per second one server
+  answers. That sets 1× for `load`: students × rate = capacity.
+* load: staleness of a move = time from sending it until the student's page shows that value or a later
+  one of theirs (a move overtaken before it was computed is not "lost": the page moved past it); p50/p95;
+  time-outs (a move not shown or overtaken within 10 s); wrong replies (weights that are none of this
+  student's values); foreign writes (their slider set to a value they never sent); values answered
+  per second.
+* burst: one student sends 100 values at once and times the page showing the last one, against one
+  move's latency (median of 10 single moves), in interleaved rounds.
+* arrive: N students open the page at random moments within `--window` seconds, as browsers do: GET the
+  page (the server builds the session), then the websocket with the page's session token, PULL-DOC; the
+  page works when the pulled document carries the chapter's weights line. Time from the GET to that.
+
+Every result carries /proc/loadavg. Only loopback is contacted; every loop is bounded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.load_test import (  # noqa: E402
+    MOVE_TIMEOUT,
+    SLIDER,
+    Monitor,
+    Wire,
+    collect,
+    pct,
+    server,
+    shows,
+    values_for,
+)
+
+CHAPTER_WEIGHTS = 'weights = <span class=\\"vec\\">[0.13, 0.56, 0.14, 0.18]</span>'  # in the pulled JSON
+
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+class Student(Wire):
+    """A Wire that logs every weights update it receives: (arrival time, weights)."""
+
+    def __init__(self, url: str):
+        super().__init__(url)
+        self.log: list[tuple[float, list[float]]] = []
+
+    def _dispatch(self, header, content, buffers) -> None:
+        before = self.updates
+        super()._dispatch(header, content, buffers)
+        if self.updates != before:
+            self.log.append((self.t_update, self.weights))
+
+
+def staleness(sends: list[tuple[float, float]], log, end: float):
+    """Per move: seconds until the page showed it or a later move (None: never, by `end`); and the count of
+    updates that showed none of the recent values sent."""
+    shown_idx: list[tuple[float, int]] = []
+    wrong = 0
+    for t, weights in log:
+        k = next(
+            (
+                i
+                for i in range(len(sends) - 1, max(-1, len(sends) - 200), -1)
+                if sends[i][0] <= t and shows(weights, sends[i][1])
+            ),
+            None,
+        )
+        if k is None:
+            wrong += 1
+        else:
+            shown_idx.append((t, k))
+    out: list[float | None] = []
+    j, best, t_best = 0, -1, 0.0  # the newest move shown so far, and when the page first showed it
+    for i, (t_sent, _) in enumerate(sends):
+        while best < i and j < len(shown_idx):
+            t, k = shown_idx[j]
+            j += 1
+            if k > best:
+                best, t_best = k, t
+        out.append(t_best - t_sent if best >= i else None)
+    return out, wrong
+
+
+async def drag(url, k, start_at, stop_at, rate, out):
+    """One student: connect, then send `rate` values a second until stop_at without waiting for answers."""
+    out.update(k=k, stale=[], timeouts=0, wrong=0, foreign=0, sent=0, errors=[], answered=0)
+    w = Student(url)
+    try:
+        await w.open()
+    except Exception as exc:
+        out["errors"].append(f"connect: {exc!r}")
+        await w.close()
+        return
+    try:
+        await asyncio.sleep(max(0.0, start_at - time.time()) + random.random() / rate)
+        vals = values_for(k)
+        sends: list[tuple[float, float]] = []
+        nxt = time.time()
+        while time.time() < stop_at:
+            v = next(vals)
+            await w.set(SLIDER, "value", v)
+            sends.append((time.perf_counter(), v))
+            nxt += 1.0 / rate
+            await asyncio.sleep(max(0.0, nxt - time.time()))
+        deadline = time.perf_counter() + MOVE_TIMEOUT  # the last value: shown, or a time-out
+        while time.perf_counter() < deadline and not (w.log and shows(w.log[-1][1], sends[-1][1])):
+            await asyncio.sleep(0.05)
+        stale, wrong = staleness(sends, w.log, time.perf_counter())
+        out["stale"] = [s for s in stale if s is not None and s <= MOVE_TIMEOUT]
+        out["timeouts"] = sum(1 for s in stale if s is None or s > MOVE_TIMEOUT)
+        out["wrong"] = wrong
+        out["sent"] = len(sends)
+        out["answered"] = len(w.log)
+    except Exception as exc:
+        out["errors"].append(f"drag: {exc!r}")
+    finally:
+        out["foreign"] = w.foreign
+        out["errors"] += [f"server: {e}" for e in w.server_errors]
+        await w.close()
+
+
+async def back_to_back(url, k, start_at, stop_at, out):
+    """One session moving as fast as it is answered (for the capacity)."""
+    out.update(k=k, moves=0, errors=[])
+    w = Student(url)
+    try:
+        await w.open()
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        vals = values_for(k)
+        while time.time() < stop_at:
+            await w.move(next(vals))
+            out["moves"] += 1
+    except Exception as exc:
+        out["errors"].append(repr(exc))
+    finally:
+        await w.close()
+
+
+def clients(kind, url, ks, start_at, stop_at, rate, queue):
+    async def main():
+        outs = [{} for _ in ks]
+        tasks = []
+        for k, o in zip(ks, outs):
+            if kind == "drag":
+                tasks.append(asyncio.ensure_future(drag(url, k, start_at, stop_at, rate, o)))
+            else:
+                tasks.append(asyncio.ensure_future(back_to_back(url, k, start_at, stop_at, o)))
+            await asyncio.sleep(0.05)
+        await asyncio.wait(tasks, timeout=stop_at - time.time() + 60)
+        return outs
+
+    queue.put(asyncio.run(main()))
+
+
+def spawn(kind, url, n, start_at, stop_at, rate, per_process):
+    ctx = mp.get_context("spawn")
+    queue, procs = ctx.Queue(), []
+    for i in range(0, n, per_process):
+        p = ctx.Process(
+            target=clients,
+            args=(kind, url, list(range(i, min(n, i + per_process))), start_at, stop_at, rate, queue),
+        )
+        p.start()
+        procs.append(p)
+    return queue, procs
+
+
+def capacity(args, url, pids) -> dict:
+    mon = Monitor(pids).start()
+    start_at = time.time() + args.connect_budget
+    stop_at = start_at + args.duration
+    queue, procs = spawn("b2b", url, args.sessions, start_at, stop_at, 0, args.per_process)
+    res = collect(queue, procs, stop_at - time.time() + 90)
+    mon.stop()
+    moves = sum(r["moves"] for r in res)
+    return {
+        "sessions": args.sessions,
+        "moves": moves,
+        "moves_per_s": moves / args.duration,
+        "errors": sum(len(r["errors"]) for r in res),
+        "server_cpu_percent": mon.cpu_percent(start_at, stop_at),
+    }
+
+
+def load(args, url, pids) -> dict:
+    mon = Monitor(pids).start()
+    start_at = time.time() + args.connect_budget
+    stop_at = start_at + args.duration
+    queue, procs = spawn("drag", url, args.students, start_at, stop_at, args.rate, args.per_process)
+    res = collect(queue, procs, stop_at - time.time() + 120)
+    mon.stop()
+    stale = [s for r in res for s in r["stale"]]
+    rss = [s[2] for s in mon.samples if start_at <= s[0] <= stop_at]
+    return {
+        "students": args.students,
+        "rate": args.rate,
+        "duration_s": args.duration,
+        "connected": sum(1 for r in res if "connect" not in " ".join(r["errors"])),
+        "sent": sum(r["sent"] for r in res),
+        "answered": sum(r["answered"] for r in res),
+        "answered_per_s": sum(r["answered"] for r in res) / args.duration,
+        "stale_p50_ms": 1000 * pct(stale, 50),
+        "stale_p95_ms": 1000 * pct(stale, 95),
+        "stale_p99_ms": 1000 * pct(stale, 99),
+        "timeouts": sum(r["timeouts"] for r in res),
+        "wrong": sum(r["wrong"] for r in res),
+        "foreign": sum(r["foreign"] for r in res),
+        "errors": sum(len(r["errors"]) for r in res),
+        "error_samples": [e for r in res for e in r["errors"]][:3],
+        "server_cpu_percent": mon.cpu_percent(start_at, stop_at),
+        "rss_start_mb": rss[0] / 2**20 if rss else None,
+        "rss_end_mb": rss[-1] / 2**20 if rss else None,
+        "rss_max_mb": max(rss) / 2**20 if rss else None,
+    }
+
+
+async def burst_round(url, n: int) -> dict:
+    w = Student(url)
+    await w.open()
+    try:
+        single = []
+        vals = values_for(3)
+        for _ in range(10):
+            single.append(await w.move(next(vals)))
+        values = [round(-1.0 + 0.02 * k, 2) for k in range(n)]
+        t0 = time.perf_counter()
+        for v in values:
+            await w.set(SLIDER, "value", v)
+        deadline = t0 + MOVE_TIMEOUT
+        while time.perf_counter() < deadline and not (w.log and shows(w.log[-1][1], values[-1])):
+            await asyncio.sleep(0.001)
+        shown = w.log[-1][0] - t0 if w.log and shows(w.log[-1][1], values[-1]) else None
+        updates = sum(1 for t, _ in w.log if t >= t0)
+        return {
+            "one_move_ms": 1000 * statistics.median(single),
+            "burst_last_shown_ms": None if shown is None else 1000 * shown,
+            "updates_for_burst": updates,
+        }
+    finally:
+        await w.close()
+
+
+def burst(args, url, pids) -> dict:
+    rounds = []
+    for _ in range(args.rounds):
+        r = asyncio.run(burst_round(url, args.burst))
+        r["load"] = loadavg()
+        r["ratio"] = r["burst_last_shown_ms"] / r["one_move_ms"] if r["burst_last_shown_ms"] else None
+        rounds.append(r)
+        time.sleep(1)
+    ratios = [r["ratio"] for r in rounds if r["ratio"]]
+    return {
+        "burst": args.burst,
+        "rounds": rounds,
+        "median_ratio": statistics.median(ratios) if ratios else None,
+    }
+
+
+TOKEN = re.compile(r'"token":"([^"]+)"')
+
+
+async def open_like_a_browser(url: str, start_at: float, out: dict) -> None:
+    """GET the page (the server builds the session now), then its websocket with the page's token."""
+    from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    await asyncio.sleep(max(0.0, start_at - time.time()))
+    t0 = time.perf_counter()
+    out["t0"] = time.time()
+    try:
+        page = await AsyncHTTPClient().fetch(HTTPRequest(url, request_timeout=120, connect_timeout=120))
+        out["html_s"] = time.perf_counter() - t0
+        token = TOKEN.search(page.body.decode()).group(1)
+        host, _, path = url.split("://", 1)[1].partition("/")
+        cookie = page.headers.get("Set-Cookie", "").split(";")[0]
+        headers = {"Origin": f"http://{host}", **({"Cookie": cookie} if cookie else {})}
+        req = HTTPRequest(f"ws://{host}/{path}/ws", headers=headers, request_timeout=120, connect_timeout=120)
+        ws = await websocket_connect(req, subprotocols=["bokeh", token], max_message_size=1 << 30)
+        w = Wire(url)
+        w.ws = ws
+        ack = await asyncio.wait_for(w._recv(), 120)
+        assert ack and ack[0].get("msgtype") == "ACK", ack
+        out["ack_s"] = time.perf_counter() - t0
+        await w.send("PULL-DOC-REQ", {})
+        while True:
+            msg = await asyncio.wait_for(w._recv(), 120)
+            if msg[0].get("msgtype") == "PULL-DOC-REPLY":
+                break
+        out["working_s"] = time.perf_counter() - t0
+        out["ok"] = CHAPTER_WEIGHTS in json.dumps(msg[1])  # the steps panel's line, as HTML
+        ws.close()
+    except Exception as exc:
+        out["error"] = repr(exc)
+
+
+def arrivals(url, starts, queue):
+    async def main():
+        outs = [{} for _ in starts]
+        await asyncio.gather(*(open_like_a_browser(url, s, o) for s, o in zip(starts, outs)))
+        return outs
+
+    queue.put(asyncio.run(main()))
+
+
+def arrive(args, url, pids) -> dict:
+    mon = Monitor(pids).start()
+    t_start = time.time() + 5
+    rng = random.Random(1)
+    starts = sorted(t_start + rng.random() * args.window for _ in range(args.students))
+    ctx = mp.get_context("spawn")
+    queue, procs = ctx.Queue(), []
+    for i in range(0, len(starts), args.per_process):
+        p = ctx.Process(target=arrivals, args=(url, starts[i : i + args.per_process], queue))
+        p.start()
+        procs.append(p)
+    res = collect(queue, procs, args.window + 300)
+    mon.stop()
+    working = [r["working_s"] for r in res if r.get("ok")]
+    html = [r["html_s"] for r in res if "html_s" in r]
+    ack = [r["ack_s"] for r in res if "ack_s" in r]
+    return {
+        "students": args.students,
+        "window_s": args.window,
+        "working": len(working),
+        "errors": [r["error"] for r in res if "error" in r][:3],
+        "not_working": sum(1 for r in res if not r.get("ok")),
+        "working_p50_s": pct(working, 50),
+        "working_p95_s": pct(working, 95),
+        "working_max_s": max(working, default=None),
+        "html_p50_s": pct(html, 50),
+        "html_p95_s": pct(html, 95),
+        "ack_p50_s": pct(ack, 50),
+        "ack_p95_s": pct(ack, 95),
+        "server_cpu_percent": mon.cpu_percent(t_start, t_start + args.window + 5),
+        "rss_mb_after": mon.samples[-1][2] / 2**20 if mon.samples else None,
+    }
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=["capacity", "load", "burst", "arrive"])
+    ap.add_argument("--sessions", type=int, default=20, help="capacity: sessions moving back to back")
+    ap.add_argument("--students", type=int, default=40)
+    ap.add_argument("--rate", type=float, default=4.0, help="load: values a second per student")
+    ap.add_argument("--duration", type=float, default=30.0)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--burst", type=int, default=100)
+    ap.add_argument("--window", type=float, default=10.0, help="arrive: seconds over which students open")
+    ap.add_argument("--per-process", type=int, default=25)
+    ap.add_argument("--connect-budget", type=float, default=30.0)
+    ap.add_argument("--through-nginx", action="store_true")
+    ap.add_argument("--processes", type=int, default=1)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--target", help="URL of a running server's page instead of starting one")
+    ap.add_argument("--server-pid", action="append", default=[])
+    ap.add_argument("--session-lifetime", type=float, default=0.5, metavar="MINUTES")
+    ap.add_argument("--expect", type=int, default=0, help="app.classroom --expect: pages built ahead")
+    ap.add_argument("--settle", type=float, default=0.0, help="seconds to wait after the server is up")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    if args.expect:
+        import os
+
+        from app.pool import EXPECT_ENV
+
+        os.environ[EXPECT_ENV] = str(args.expect)  # the server processes inherit it
+    logdir = ROOT / "test-artifacts" / "bench-logs"
+    logdir.mkdir(parents=True, exist_ok=True)
+    report = {
+        "mode": args.mode,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "load_start": loadavg(),
+    }
+    srv = SimpleNamespace(
+        target=args.target,
+        server_pid=args.server_pid,
+        through_nginx=args.through_nginx,
+        processes=args.processes,
+        port=args.port,
+        session_lifetime=args.session_lifetime,
+    )
+    with server(srv, logdir) as (url, pids):
+        time.sleep(args.settle)
+        asyncio.run(burst_round(url, 2)) if args.mode != "arrive" else None  # warm the server
+        report.update(
+            {"capacity": capacity, "load": load, "burst": burst, "arrive": arrive}[args.mode](args, url, pids)
+        )
+    report["load_end"] = loadavg()
+    text = json.dumps(report, indent=1, default=str)
+    print(text, flush=True)
+    if args.json:
+        args.json.write_text(text)
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Explorers built ahead for a class (app/pool.py): handed out once each, with the link's settings."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app import pool as pool_module
+from app.pool import ExplorerPool, explorer_for_session
+from core.presets import PRESETS
+from widgets.explorer import HeadExplorer
+
+
+def test_a_pool_hands_each_explorer_out_once_and_builds_when_empty():
+    made = []
+
+    def make():
+        made.append(object())
+        return made[-1]
+
+    p = ExplorerPool(2, make)
+    assert p.fill_one() and p.fill_one() and not p.fill_one()  # full at 2
+    first, second = p.take(), p.take()
+    assert first is not second and {id(first), id(second)} == {id(m) for m in made}
+    third = p.take()  # empty: a session builds its own
+    assert third is made[-1] and (p.taken, p.missed, p.built) == (2, 1, 2)
+
+
+def test_a_pooled_explorer_takes_the_links_settings(monkeypatch):
+    p = ExplorerPool(1, HeadExplorer)
+    p.fill_one()
+    monkeypatch.setattr(pool_module, "_pool", p)
+    explorer = explorer_for_session({"preset": [b"tired"], "query": [b"0"]})
+    assert explorer.sync_url and len(p) == 0
+    tired = PRESETS["tired"]
+    assert explorer.state.labels == tuple(tired.tokens) and explorer.state.query == 0
+    # the figures were updated in place to the new head (more tokens than the pooled chapter page)
+    weights = explorer.page.plots["weights"].source.data["value"]
+    assert len(weights) == len(tired.tokens) ** 2
+    np.testing.assert_allclose(
+        np.nan_to_num(np.asarray(weights, dtype=float)),
+        np.nan_to_num(np.where(explorer.state.head.future, np.nan, explorer.state.head.weights)).ravel(),
+        atol=1e-12,
+    )
+
+
+def test_without_expect_every_session_builds_its_own(monkeypatch):
+    monkeypatch.setattr(pool_module, "_pool", None)
+    monkeypatch.delenv(pool_module.EXPECT_ENV, raising=False)
+    explorer = explorer_for_session({})
+    assert isinstance(explorer, HeadExplorer) and explorer.sync_url
+
+
+def test_the_launcher_passes_expect_to_each_server_process():
+    from app.classroom import parse_args, server_env
+
+    assert parse_args(["--expect", "30"]).expect == 30
+    assert server_env(False, 30)[pool_module.EXPECT_ENV] == "30"
+    assert server_env(False).get(pool_module.EXPECT_ENV) != "30"
