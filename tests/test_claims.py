@@ -668,3 +668,17 @@ def test_temperature_note_with_raw_weights_scales_them_and_top1_keeps_its_choice
     top = notes.variant(CHAPTER.head(), normaliser="top1", temperature=0.3)
     assert (top.weights == notes.variant(CHAPTER.head(), normaliser="top1").weights).all()
     said(notes.temperature_note(top, 3, CHAPTER.tokens), "still picks the same key")
+
+
+# --- the training lab, as README describes it ----------------------------------------------------
+
+
+def test_readme_lab_a_previous_token_head_and_an_induction_pair_grow_and_negatives_are_said():
+    import json
+
+    findings = json.loads((README.parent / "static" / "lab" / "index.json").read_text())["findings"]
+    # "grow a previous-token head and an induction pair": the shipped runs say so, from their own numbers
+    assert findings["previous-token"]["verdict"] == "reproduced"
+    assert findings["triggers"]["verdict"] == "reproduced"
+    # "says so plainly where a claim did not reproduce": some runs are only partly what the chapter says
+    assert {k for k, f in findings.items() if f["verdict"] != "reproduced"} >= {"no-scale", "induction"}
