@@ -10,12 +10,12 @@ widgets/cost_page.py, built from the same view data), wired with CustomJS
 instead of Python callbacks.  Each page is a Bokeh document of its own, kept
 in the file as JSON and embedded when its tab is first opened.  Each callback
 hands the event to static/explorer_tabs.js, which runs the pure ports
-(static/saturation.js, static/cost.js, both on static/pyformat.js) and writes
-their view data into the same sources, ranges, spans and Divs the served
-views write.  Each port
-gets its limits and presets as one JSON configuration made by Python
-(`js_config` in widgets/cost_state.py and widgets/saturation_state.py), so no
-fact is declared twice.
+(static/saturation.js, static/cost.js, both on static/pyformat.js and
+static/checks.js) and writes their view data into the same sources, ranges,
+spans and Divs the served views write.  Each port gets its limits and
+presets as one JSON configuration made by Python (`js_config` in
+widgets/cost_state.py and widgets/saturation_state.py), so no fact is
+declared twice.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from widgets.saturation_state import js_config as saturation_config
 from widgets.style import text_panel
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
-# Loaded in this order: the ports need PyFormat, the binding needs the ports.
-SCRIPTS = ("pyformat.js", "cost.js", "saturation.js", "explorer_tabs.js")
+# Loaded in this order: the ports need PyFormat and InputChecks, the binding needs the ports.
+SCRIPTS = ("pyformat.js", "checks.js", "cost.js", "saturation.js", "explorer_tabs.js")
 AREA = ("more", TAB_TITLE)
 
 

@@ -11,13 +11,19 @@
  * turns into the same nearest double as Python's float(int).
  *
  * Plain ES2020.  In a page it defines the global `CostExplorer` (and needs
- * static/pyformat.js loaded first); in Node, require() returns the same object.
+ * static/pyformat.js and static/checks.js loaded first); in Node, require()
+ * returns the same object.
  */
 (function (root, factory) {
-  if (typeof module === 'object' && module.exports) module.exports = factory(require('./pyformat.js'));
-  else root.CostExplorer = factory(root.PyFormat);
-})(typeof self !== 'undefined' ? self : this, function (F) {
+  if (typeof module === 'object' && module.exports) {
+    module.exports = factory(require('./pyformat.js'), require('./checks.js'));
+  } else {
+    root.CostExplorer = factory(root.PyFormat, root.InputChecks);
+  }
+})(typeof self !== 'undefined' ? self : this, function (F, C) {
   'use strict';
+
+  const { AttentionError, asCount, refuse } = C;
 
   const LINE_POINTS = 41;
   const QK = '#D55E00';
@@ -29,26 +35,7 @@
   const BYTE_SCALE = [1, 1e3, 1e6, 1e9, 1e12, 1e15, 1e18, 1e21, 1e24]; // 1000**k as Python turns it into a float
   const SUPERSCRIPT = { 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹', '-': '⁻' };
 
-  class AttentionError extends Error {
-    constructor(message) {
-      super(message);
-      this.name = 'AttentionError';
-    }
-  }
-
   // --- input checks (core/cost.py) ---------------------------------------------
-
-  function asCount(name, value, largest) {
-    if (typeof value !== 'number' || !Number.isInteger(value)) {
-      throw new AttentionError(`${name} is ${F.repr(value)}; expected a whole number`);
-    }
-    if (!(value >= 1 && value <= largest)) {
-      throw new AttentionError(
-        `${name} is ${BigInt(value)}; expected a whole number from 1 to ${F.commas(largest)}`
-      );
-    }
-    return value;
-  }
 
   function asFinite(name, value) {
     if (typeof value !== 'number') throw new AttentionError(`${name} is ${F.repr(value)}; expected a number`);
@@ -363,7 +350,7 @@
       shape = checkShape(config, values);
     } catch (err) {
       if (!(err instanceof AttentionError)) throw err;
-      return { state: Object.assign({}, state, { message: err.message }), taken: false };
+      return refuse(state, err.message);
     }
     const inputs = Object.assign({}, shape, { gpu_gb: gpu });
     return { state: { inputs, preset: presetName(config, shape), message: '' }, taken: true };
@@ -374,10 +361,7 @@
     const p = config.presets[name];
     if (p === undefined) {
       const names = Object.keys(config.presets).join(', ');
-      return {
-        state: Object.assign({}, state, { message: `there is no preset called '${name}'; try one of ${names}` }),
-        taken: false,
-      };
+      return refuse(state, `there is no preset called '${name}'; try one of ${names}`);
     }
     const shape = {};
     for (const k of SHAPE) shape[k] = p[k];
@@ -388,7 +372,7 @@
   function needsNumber(state, name) {
     const v = state.inputs[name];
     const kept = name === 'element_bytes' || name === 'gpu_gb' ? F.reprFloat(v) : F.commas(v);
-    return `${name} needs a number; kept ${kept}.`;
+    return C.needsNumber(name, kept);
   }
 
   return {

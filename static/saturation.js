@@ -12,14 +12,19 @@
  * made (widgets/saturation_state.py js_config) to each function.
  *
  * Plain ES2020.  In a page it defines the global `SaturationExplorer` (and
- * needs static/pyformat.js loaded first); in Node, require() returns the same
- * object.
+ * needs static/pyformat.js and static/checks.js loaded first); in Node,
+ * require() returns the same object.
  */
 (function (root, factory) {
-  if (typeof module === 'object' && module.exports) module.exports = factory(require('./pyformat.js'));
-  else root.SaturationExplorer = factory(root.PyFormat);
-})(typeof self !== 'undefined' ? self : this, function (F) {
+  if (typeof module === 'object' && module.exports) {
+    module.exports = factory(require('./pyformat.js'), require('./checks.js'));
+  } else {
+    root.SaturationExplorer = factory(root.PyFormat, root.InputChecks);
+  }
+})(typeof self !== 'undefined' ? self : this, function (F, C) {
   'use strict';
+
+  const { AttentionError, asCount, refuse } = C;
 
   const GOLDEN = 0x6d2b79f5; // mulberry32's step
   const TWO_32 = 4294967296;
@@ -30,13 +35,6 @@
     'd', 'sqrt_d', 'score_std', 'scaled_score_std', 'max_weight_raw', 'max_weight_scaled', 'entropy_raw',
     'entropy_scaled',
   ];
-
-  class AttentionError extends Error {
-    constructor(message) {
-      super(message);
-      this.name = 'AttentionError';
-    }
-  }
 
   // --- core/rng.py ---------------------------------------------------------------
 
@@ -139,18 +137,6 @@
 
   // --- widgets/saturation_state.py -----------------------------------------------
 
-  function asCount(name, value, largest) {
-    if (typeof value !== 'number' || !Number.isInteger(value)) {
-      throw new AttentionError(`${name} is ${F.repr(value)}; expected a whole number`);
-    }
-    if (!(value >= 1 && value <= largest)) {
-      throw new AttentionError(
-        `${name} is ${BigInt(value)}; expected a whole number from 1 to ${F.commas(largest)}`
-      );
-    }
-    return value;
-  }
-
   function asSeed(value, largest) {
     const expected = `expected a whole number from 0 to ${F.commas(largest)}`;
     if (typeof value !== 'number' || !Number.isInteger(value) || !(value >= 0 && value <= largest)) {
@@ -209,7 +195,7 @@
       inputs = checkInputs(config, Object.assign({}, state.inputs, changes));
     } catch (err) {
       if (!(err instanceof AttentionError)) throw err;
-      return { state: Object.assign({}, state, { message: err.message }), taken: false };
+      return refuse(state, err.message);
     }
     const curve = sameSweep(inputs, state.inputs)
       ? state.curve : saturationCurve(config.widths, inputs.seed, inputs.T, inputs.trials);
@@ -218,7 +204,7 @@
 
   /** Refusing.refuse_empty's message (widgets/refusal.py): an emptied number box. */
   function needsNumber(state, name) {
-    return `${name} needs a number; kept ${F.commas(state.inputs[name])}.`;
+    return C.needsNumber(name, F.commas(state.inputs[name]));
   }
 
   // --- widgets/saturation_viewdata.py --------------------------------------------
