@@ -2,15 +2,13 @@
 // stdin: {tables: [{cells: {name: [columns, outline | null]}, blend: [values, output, hull, axes]}],
 //         names: [[fixed, labels, C, d]]}
 // stdout: {tables: [{name: table}] (the blend's under "blend"), names: [{model: name}]}
-// NaN comes as {"$f": "NaN"}, as in tests/parity_driver.js.
+// NaN comes as {"$f": "NaN"} (tests/json_batch.js).
 'use strict';
-const fs = require('fs');
 const path = require('path');
+const { readBatch } = require('./json_batch.js');
 const A11y = require(path.join(__dirname, '..', 'static', 'a11y.js'));
 
-const decode = (key, v) =>
-  v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && '$f' in v ? Number(v.$f) : v;
-const batch = JSON.parse(fs.readFileSync(0, 'utf8'), decode);
+const batch = readBatch();
 const out = {
   tables: batch.tables.map((c) => {
     const tables = {};

@@ -4,30 +4,18 @@
 //   a change is {"apply": {...}}, {"load": name} or {"empty": field} (a number box left empty)
 // stdout: {"start": step, "cases": [[step, ...], ...], "normals": [[...], ...]}; for "format": [string, ...]
 //   a step is {"taken", "inputs", "preset", "message", "view"} after that change
-// JSON has no NaN or ±Infinity, so both directions carry them as {"$f": "NaN" | "Infinity" | "-Infinity"}.
+// NaN and ±Infinity travel as {"$f": ...} both ways (tests/json_batch.js).
 'use strict';
-const fs = require('fs');
 const path = require('path');
+const { readBatch, writeResult } = require('./json_batch.js');
 
 const STATIC = path.join(__dirname, '..', 'static');
-const decode = (key, v) =>
-  v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && '$f' in v ? Number(v.$f) : v;
-function encode(v) {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : { $f: String(v) };
-  if (Array.isArray(v) || ArrayBuffer.isView(v)) return Array.from(v, encode);
-  if (v && typeof v === 'object') {
-    const out = {};
-    for (const k of Object.keys(v)) out[k] = encode(v[k]);
-    return out;
-  }
-  return v;
-}
 
-const batch = JSON.parse(fs.readFileSync(0, 'utf8'), decode);
+const batch = readBatch();
 if (batch.port === 'format') { // static/pyformat.js alone: [[kind, x, places], ...] → strings
   const F = require(path.join(STATIC, 'pyformat.js'));
   const run = { f: (x, p) => F.fixed(x, p), fc: (x, p) => F.fixed(x, p, true), e: F.expo, g: F.general, r: F.reprFloat };
-  process.stdout.write(JSON.stringify(batch.cases.map(([kind, x, p]) => run[kind](x, p))));
+  writeResult(batch.cases.map(([kind, x, p]) => run[kind](x, p)));
 } else {
   runPort();
 }
@@ -59,5 +47,5 @@ function runPort() {
     });
   });
   const normals = (batch.normals || []).map(([seed, a, b]) => port.normalsInto(seed, a, new Float64Array(b - a)));
-  process.stdout.write(JSON.stringify(encode({ start: report(start, true), cases, normals })));
+  writeResult({ start: report(start, true), cases, normals });
 }

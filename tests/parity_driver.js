@@ -1,29 +1,16 @@
 // Runs static/attention.js on a batch of cases for tests/test_parity.py.
 // stdin: {"cases": [{X, W_Q, W_K, W_V, options, i?, labels?, dims?}], "fmt": [[x, digits]], "browser": bool}
 // stdout: {"cases": [{head, trace, view} or {error, name}], "fmt": [...], "browser": ...}
-// JSON has no NaN or ±Infinity, so both directions carry them as {"$f": "NaN" | "Infinity" | "-Infinity"}.
+// NaN and ±Infinity travel as {"$f": ...} both ways (tests/json_batch.js).
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const { readBatch, writeResult } = require('./json_batch.js');
 const vm = require('vm');
 
 // ATTENTION_JS points the driver at another copy, e.g. to check that the tests catch a planted bug.
 const SOURCE = process.env.ATTENTION_JS || path.join(__dirname, '..', 'static', 'attention.js');
 const AttentionHead = require(SOURCE);
-
-const decode = (key, v) =>
-  v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && '$f' in v ? Number(v.$f) : v;
-// A plain walk is much faster than a JSON.stringify replacer on ~30 MB of results.
-function encode(v) {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : { $f: String(v) };
-  if (Array.isArray(v)) return v.map(encode);
-  if (v && typeof v === 'object') {
-    const out = {};
-    for (const k of Object.keys(v)) out[k] = encode(v[k]);
-    return out;
-  }
-  return v;
-}
 
 function run(c) {
   try {
@@ -48,10 +35,10 @@ function browserGlobal() {
   return api ? Object.keys(api).sort() : null;
 }
 
-const batch = JSON.parse(fs.readFileSync(0, 'utf8'), decode);
+const batch = readBatch();
 const result = {
   cases: (batch.cases || []).map(run),
   fmt: (batch.fmt || []).map(([x, digits]) => AttentionHead.fmt(x, digits)),
   browser: batch.browser ? browserGlobal() : null,
 };
-process.stdout.write(JSON.stringify(encode(result)));
+writeResult(result);

@@ -5,16 +5,15 @@ The browser half (axe-core, the keyboard, the accessibility tree) is tests/test_
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
 
 import numpy as np
 import pytest
 from bokeh.models import Markup, Widget
 
 from core.attention import AttentionError, attend
-from tests.test_parity import NODE, decode_hook, encode, large_cases, preset_cases, random_case
+from tests.node_batch import NODE, run_node
+from tests.test_parity import large_cases, preset_cases, random_case
 from widgets.a11y import (
     ACCESSIBLE_NAMES,
     GRAPHICS_CONTRAST,
@@ -150,12 +149,7 @@ def test_js_tables_and_names_match_python():
         ([f"t{k}" for k in range(16)], 6, 1),
     ]
     names = [[ACCESSIBLE_NAMES, labels, C, d] for labels, C, d in shapes]
-    proc = subprocess.run(
-        [NODE, DRIVER], input=json.dumps(encode({"tables": batch, "names": names}), allow_nan=False),
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout, object_hook=decode_hook)
+    out = run_node(DRIVER, {"tables": batch, "names": names}, timeout=120)
     assert out["names"] == [accessible_names(labels, C, d) for labels, C, d in shapes]
     got = out["tables"]
     bad = [(k, name) for k, (py, js) in enumerate(zip(expected, got)) for name in py if py[name] != js[name]]

@@ -12,11 +12,8 @@ data too (numbers to 1e-9, text exactly).
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,12 +22,13 @@ from hypothesis import strategies as st
 
 from core.options import SWITCHES
 from core.presets import PRESETS
-from tests.test_parity import decode_hook, encode, mismatches
+from tests import node_batch
+from tests.node_batch import NODE, decode_hook
+from tests.test_parity import mismatches
 from widgets.logic_config import logic_config
 from widgets.state import HeadState
 from widgets.viewdata import view_data
 
-NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS logic cannot be run")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,22 +224,13 @@ def python_run(actions: list[dict]) -> tuple[list[dict], list[dict]]:
     return done, seen
 
 
-def start_node(sequences: list[list[dict]]) -> subprocess.Popen:
+def start_node(sequences: list[list[dict]]):
     """Node replaying a batch, started at once so it runs while Python works on the next batch."""
-    proc = subprocess.Popen(
-        [NODE, str(DRIVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    batch = {"config": logic_config(), "sequences": sequences}
-    proc.stdin.write(json.dumps(encode(batch), allow_nan=False))
-    proc.stdin.close()
-    return proc
+    return node_batch.start_node(DRIVER, {"config": logic_config(), "sequences": sequences})
 
 
-def results(proc: subprocess.Popen) -> list:
-    out = proc.stdout.read()
-    err = proc.stderr.read()
-    assert proc.wait(timeout=300) == 0, f"node failed:\n{err[-3000:]}"
-    return json.loads(out, object_hook=nan_hook)
+def results(proc) -> list:
+    return node_batch.results(proc, object_hook=nan_hook)
 
 
 def run_node(sequences: list[list[dict]]) -> list:

@@ -16,9 +16,7 @@ from __future__ import annotations
 import json
 import math
 import random
-import shutil
 import struct
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -26,14 +24,13 @@ import pytest
 
 from core.cost import GPU_MEMORY_GB, GPU_PARTS_GB, PRESETS
 from core.rng import LARGEST_SEED, mulberry32, normals
-from tests.test_parity import decode_hook, encode
+from tests.node_batch import NODE, decode_hook, encode, run_node
 from widgets import cost_viewdata, saturation_viewdata
 from widgets.cost_state import CostSettings
 from widgets.cost_state import js_config as cost_config
 from widgets.saturation_state import SaturationSettings
 from widgets.saturation_state import js_config as saturation_config
 
-NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS ports cannot be run")
 
 DRIVER = Path(__file__).resolve().parent / "explorers_driver.js"
@@ -47,16 +44,7 @@ def run_js(port: str, config: dict, cases=(), normals_calls=()) -> dict:
     batch = {"port": port, "config": config, "cases": list(cases), "normals": list(normals_calls)}
     if port == "format":
         batch = {"port": port, "cases": list(cases)}
-    proc = subprocess.run(
-        [NODE, str(DRIVER)],
-        input=json.dumps(encode(batch), allow_nan=False),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, f"node failed:\n{proc.stderr[-3000:]}"
-    return json.loads(proc.stdout, object_hook=decode_hook)
+    return run_node(DRIVER, batch)
 
 
 def assert_same(py, js, where: str) -> None:

@@ -9,11 +9,8 @@ carries no NaN or ±∞, so both directions send them as {"$f": "NaN"} etc.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +19,9 @@ import pytest
 from core.attention import AttentionError, attend
 from core.presets import CHAPTER, PRESETS
 from core.trace import fmt, trace
+from tests.node_batch import NODE, run_node
 from widgets.viewdata import NUMBERS_UP_TO, view_data
 
-NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS port cannot be run")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,35 +38,8 @@ LABEL_POOL = (
 # --- talking to node -----------------------------------------------------------------
 
 
-def encode(obj):
-    """JSON-ready copy of obj, with non-finite floats as {"$f": ...} (the driver's Number() reads them)."""
-    if isinstance(obj, np.ndarray | np.generic):
-        return encode(obj.tolist())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return {"$f": "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")}
-    if isinstance(obj, dict):
-        return {k: encode(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [encode(v) for v in obj]
-    return obj
-
-
-def decode_hook(d: dict):
-    return float(d["$f"]) if d.keys() == {"$f"} else d
-
-
 def run_js(cases=(), fmt_calls=(), browser=False) -> dict:
-    batch = {"cases": list(cases), "fmt": list(fmt_calls), "browser": browser}
-    proc = subprocess.run(
-        [NODE, str(DRIVER)],
-        input=json.dumps(encode(batch), allow_nan=False),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, f"node failed:\n{proc.stderr[-3000:]}"
-    return json.loads(proc.stdout, object_hook=decode_hook)
+    return run_node(DRIVER, {"cases": list(cases), "fmt": list(fmt_calls), "browser": browser})
 
 
 # --- comparing ------------------------------------------------------------------------
