@@ -20,6 +20,7 @@ from core.options import (  # noqa: F401  (re-exported: the names many callers k
     OPTION_NAMES,
     AttentionError,
     Options,
+    OptionsByName,
     as_finite_number,
     check_option,
 )
@@ -164,7 +165,7 @@ def blend(W: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Head:
+class Head(OptionsByName):
     """Everything one forward pass of a head computed, read-only.
 
     `X` is the input as used (after the X multiplier); `masked` holds −∞
@@ -184,14 +185,6 @@ class Head:
     weights: np.ndarray
     output: np.ndarray
     options: Options
-
-    # The options by name, as the rest of the code and the chapter say them.
-    scaling = property(lambda self: self.options.scaling)
-    causal = property(lambda self: self.options.causal)
-    tied_qk = property(lambda self: self.options.tied_qk)
-    normaliser = property(lambda self: self.options.normaliser)
-    x_scale = property(lambda self: self.options.x_scale)
-    temperature = property(lambda self: self.options.temperature)
 
     @property
     def T(self) -> int:

@@ -51,6 +51,21 @@ class Options:
 OPTION_NAMES = tuple(f.name for f in fields(Options))
 
 
+class OptionsByName:
+    """A mixin for anything with an `options` field: each option reads as its own attribute.
+
+    `head.causal` is `head.options.causal`, and so on for every name in
+    OPTION_NAMES, as the rest of the code and the chapter say them.
+    """
+
+    __slots__ = ()
+
+
+for _name in OPTION_NAMES:
+    setattr(OptionsByName, _name, property(lambda self, _name=_name: getattr(self.options, _name)))
+del _name
+
+
 @dataclass(frozen=True)
 class Switch:
     """One option as the user meets it.

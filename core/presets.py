@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from core.attention import Head, attend
-from core.options import Options
+from core.options import Options, OptionsByName
 
 
 @dataclass(frozen=True)
-class Preset:
+class Preset(OptionsByName):
     name: str
     title: str
     tokens: tuple[str, ...]
@@ -26,14 +26,6 @@ class Preset:
     W_V: tuple[tuple[float, ...], ...]
     query: str
     options: Options = Options()
-
-    # The options by name, as the rest of the code says them.
-    scaling = property(lambda self: self.options.scaling)
-    causal = property(lambda self: self.options.causal)
-    tied_qk = property(lambda self: self.options.tied_qk)
-    normaliser = property(lambda self: self.options.normaliser)
-    x_scale = property(lambda self: self.options.x_scale)
-    temperature = property(lambda self: self.options.temperature)
 
     def head(self) -> Head:
         return attend(self.X, self.W_Q, self.W_K, self.W_V, options=self.options)
