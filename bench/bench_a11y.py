@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.export import A11Y_JS, _script, render  # noqa: E402
+from bench.common import load_average, write_results  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 
 MOVES_JS = """
@@ -162,7 +163,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS-a11y.md")
     args = parser.parse_args(argv)
-    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    load_before = load_average()
     medians: dict[str, list[float]] = {k: [] for k in PAGES}
     busy: dict[str, list[dict]] = {k: [] for k in PAGES}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
@@ -179,7 +180,7 @@ def main(argv=None) -> int:
                 )
         version = browser.version
         browser.close()
-    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    load_after = load_average()
     base = statistics.median(medians["A"])
     lines = [
         "# What the figures' tables cost a move (static/a11y.js)",
@@ -214,9 +215,7 @@ def main(argv=None) -> int:
         (__doc__ or "").split("\n\n", 2)[2].strip(),
         "",
     ]
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines))
-    return 0
+    return write_results(args.out, lines)
 
 
 if __name__ == "__main__":

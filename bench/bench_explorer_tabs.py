@@ -31,6 +31,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 import app.export_explorers as tabs_module  # noqa: E402
 from app.export import export  # noqa: E402
 from bench.bench_export import measure_static, summary  # noqa: E402
+from bench.common import load_average, write_results  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 from widgets import cost_viewdata  # noqa: E402
 from widgets.cost_state import CostSettings, js_config  # noqa: E402
@@ -86,7 +87,7 @@ def main(argv=None) -> int:
     parser.add_argument("--ports", type=int, default=5, help="repetitions of each port timing")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS-explorer-tabs.md")
     args = parser.parse_args(argv)
-    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    load_before = load_average()
     tmp = Path(tempfile.mkdtemp())
     with_tabs = export(tmp / "with-tabs.html")
     real = tabs_module.explorer_tabs
@@ -109,7 +110,7 @@ def main(argv=None) -> int:
         context.close()
         browser.close()
     py = python_times(args.ports)
-    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    load_after = load_average()
 
     def med(values):
         return statistics.median(values)
@@ -151,9 +152,7 @@ def main(argv=None) -> int:
         f"| a cost change: view data | {med(js['cost']):.2f} ms | {med(py['cost']):.2f} ms |",
         "",
     ]
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines))
-    return 0
+    return write_results(args.out, lines)
 
 
 if __name__ == "__main__":

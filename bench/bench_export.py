@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.export import export  # noqa: E402
+from bench.common import block_all_but, load_average  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 from widgets.viewdata import step_line_html  # noqa: E402
 
@@ -109,16 +110,8 @@ def summary(times: list[float]) -> tuple[float, float]:
 
 def open_offline(browser, url: str):
     context = browser.new_context(viewport={"width": 1400, "height": 1500})
-    blocked, requests = [], []
-
-    def route(r):
-        if r.request.url.startswith(("file:", "data:")):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
+    blocked = block_all_but(context, ("file:", "data:"))
+    requests: list[str] = []
     page = context.new_page()
     page.on("request", lambda r: requests.append(r.url))
     page.add_init_script(TTI_PROBE)
@@ -180,7 +173,7 @@ def main(argv=None) -> int:
     parser.add_argument("--shapes", type=int, default=5, help="tired ⇄ chapter switches per round")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS-export.md")
     args = parser.parse_args(argv)
-    load_before = open("/proc/loadavg").read().split()[:3]
+    load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         path = export(tmp / "head.html")
@@ -194,7 +187,7 @@ def main(argv=None) -> int:
                 f = measure_floor(browser, floor, args.moves)
                 rounds.append((e, f))
             browser.close()
-    load_after = open("/proc/loadavg").read().split()[:3]
+    load_after = load_average()
     med = statistics.median
     tti_ratio = med(e["tti"] / f["tti"] for e, f in rounds)
     move_ratio = med(med(e["moves"]) / med(f["moves"]) for e, f in rounds)

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from bench.bench_export import MOVES_JS, TTI_PROBE  # noqa: E402
+from bench.common import load_average, write_results  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 
 BASE = "7f1ed6d"  # the last commit before the layout that fits its width
@@ -68,7 +69,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS-layout.md")
     args = parser.parse_args(argv)
-    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         before = export_at(args.base, tmp / "before.html", tmp)
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
                     times[name] += t
                     rounds[name].append(statistics.median(t))
             browser.close()
-    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    load_after = load_average()
     base = {w: statistics.median(times[f"before, {w} px"]) for w in (1400, 390)}
     lines = [
         "# The layout that fits its width: slider → repaint, before and after",
@@ -119,9 +120,7 @@ def main(argv=None) -> int:
         "with the same round's \"before\", which cancels some of the machine's drift from round to round.",
         "",
     ]
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines))
-    return 0
+    return write_results(args.out, lines)
 
 
 if __name__ == "__main__":

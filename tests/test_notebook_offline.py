@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from app.serving import free_port, wait_for_http
+from bench.common import block_all_but
 from tests.conftest import ROOT
 from widgets.state import HeadState
 
@@ -80,16 +81,7 @@ def jupyterlab(tmp_path_factory):
 def test_readme_cell_draws_the_explorer_offline(jupyterlab, browser, artifacts):
     base, token = jupyterlab
     context = browser.new_context(viewport={"width": 1500, "height": 1000})
-    blocked: list[str] = []
-
-    def route(r):
-        if r.request.url.startswith(base) or r.request.url.startswith(("data:", "blob:", "about:")):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
+    blocked = block_all_but(context, (base, "data:", "blob:", "about:"))
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
