@@ -29,6 +29,19 @@ W_Q = [[0, 1], [2, 0], [0, 1]]
 W_K = [[0.5, 0], [4, 0], [0, 2]]
 W_V = [[1, 0], [0, 1], [0.5, 0.5]]
 IT = 3
+# The chapter's printout of the whole head, rounded to three decimals (also a claim: tests/test_claims.py).
+PRINTED_WEIGHTS = [
+    [1.0, 0.0, 0.0, 0.0],
+    [0.007, 0.993, 0.0, 0.0],
+    [0.164, 0.164, 0.673, 0.0],
+    [0.127, 0.559, 0.136, 0.178],
+]
+PRINTED_OUTPUT = [[1.0, 0.0], [0.007, 0.993], [0.5, 0.5], [0.23, 0.681]]
+
+
+def assert_printed_at_three_decimals(head) -> None:
+    assert np.round(head.weights, 3).tolist() == PRINTED_WEIGHTS
+    assert np.round(head.output, 3).tolist() == PRINTED_OUTPUT
 
 
 @contextlib.contextmanager
@@ -67,13 +80,7 @@ def test_the_steps_for_it_at_two_decimals(head):
 
 
 def test_the_printed_weights_and_output_at_three_decimals(head):
-    assert np.round(head.weights, 3).tolist() == [
-        [1.0, 0.0, 0.0, 0.0],
-        [0.007, 0.993, 0.0, 0.0],
-        [0.164, 0.164, 0.673, 0.0],
-        [0.127, 0.559, 0.136, 0.178],
-    ]
-    assert np.round(head.output, 3).tolist() == [[1.0, 0.0], [0.007, 0.993], [0.5, 0.5], [0.23, 0.681]]
+    assert_printed_at_three_decimals(head)
 
 
 def test_the_preset_is_the_same_head(head):

@@ -33,6 +33,7 @@ from core.options import SWITCHES
 from core.presets import CHAPTER, PRESETS
 from core.saturation import DEFAULT_WIDTHS, saturation_point
 from core.trace import fmt, trace
+from tests.test_attention import assert_printed_at_three_decimals
 from widgets.controls import preset_note
 from widgets.cost_viewdata import readout_html as cost_readout
 from widgets.saturation_state import SaturationSettings
@@ -115,14 +116,7 @@ def test_steps_panel_shows_every_number_the_chapter_prints_for_it():
 
 
 def test_command_line_matrices_match_the_chapters_printout():
-    head = CHAPTER.head()
-    assert np.round(head.weights, 3).tolist() == [
-        [1.0, 0.0, 0.0, 0.0],
-        [0.007, 0.993, 0.0, 0.0],
-        [0.164, 0.164, 0.673, 0.0],
-        [0.127, 0.559, 0.136, 0.178],
-    ]
-    assert np.round(head.output, 3).tolist() == [[1.0, 0.0], [0.007, 0.993], [0.5, 0.5], [0.23, 0.681]]
+    assert_printed_at_three_decimals(CHAPTER.head())
 
 
 # --- the two sentences ----------------------------------------------------------
