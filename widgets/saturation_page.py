@@ -102,6 +102,24 @@ class SaturationFigures:
             self.chosen.append(span)
             return fig
 
+        def ring(fig, y: str) -> None:
+            """The open circle on the chosen d."""
+            fig.scatter("d", y, source=self.marker, size=18, fill_alpha=0, line_color="#222222", line_width=2)
+
+        def without_and_with(fig, y: str, uniform: str, uniform_label: str) -> None:
+            """`y` without ÷√d (dashed, triangles) and with it (solid, circles), over all keys equal."""
+            uni = fig.line(
+                "d", uniform, source=self.reference, line_color=REFERENCE, line_dash="dotted", line_width=2
+            )
+            raw, scaled = f"{y}_raw", f"{y}_scaled"
+            rl = fig.line("d", raw, source=self.curve, line_color=RAW, line_width=3, line_dash="dashed")
+            rp = fig.scatter("d", raw, source=self.curve, size=10, color=RAW, marker="triangle")
+            sl = fig.line("d", scaled, source=self.curve, line_color=SCALED, line_width=3)
+            sp = fig.scatter("d", scaled, source=self.curve, size=9, color=SCALED)
+            ring(fig, y)
+            _legend(fig, [("without ÷√d", [rl, rp]), ("with ÷√d", [sl, sp]), (uniform_label, [uni])])
+            fig.add_tools(HoverTool(renderers=[rp, sp], tooltips=tooltips(raw, scaled)))
+
         # 1. spread of the scores
         self.spread = fig = make(
             "saturation-spread", "Spread of the scores grows like √d", "spread (std) of scores",
@@ -115,9 +133,7 @@ class SaturationFigures:
         scaled = fig.scatter(
             "d", "scaled_score_std", source=self.curve, size=9, color=SCALED, marker="circle"
         )
-        fig.scatter(
-            "d", "spread", source=self.marker, size=18, fill_alpha=0, line_color="#222222", line_width=2
-        )
+        ring(fig, "spread")
         _legend(fig, [("raw q·k", [raw]), ("q·k ÷ √d", [scaled]), ("√d", [ref])])
         fig.add_tools(HoverTool(renderers=[raw, scaled], tooltips=tooltips("score_std", "scaled_score_std")))
 
@@ -126,49 +142,15 @@ class SaturationFigures:
             "saturation-weight", "Largest softmax weight (1 = one key gets it all)", "mean largest weight",
             Range1d(0, 1.04), "linear",
         )  # fmt: skip
-        uni = fig.line(
-            "d",
-            "uniform_weight",
-            source=self.reference,
-            line_color=REFERENCE,
-            line_dash="dotted",
-            line_width=2,
-        )
-        rl = fig.line(
-            "d", "max_weight_raw", source=self.curve, line_color=RAW, line_width=3, line_dash="dashed"
-        )
-        rp = fig.scatter("d", "max_weight_raw", source=self.curve, size=10, color=RAW, marker="triangle")
-        sl = fig.line("d", "max_weight_scaled", source=self.curve, line_color=SCALED, line_width=3)
-        sp = fig.scatter("d", "max_weight_scaled", source=self.curve, size=9, color=SCALED)
-        fig.scatter(
-            "d", "max_weight", source=self.marker, size=18, fill_alpha=0, line_color="#222222", line_width=2
-        )
-        _legend(fig, [("without ÷√d", [rl, rp]), ("with ÷√d", [sl, sp]), ("all keys equal (1/T)", [uni])])
-        fig.add_tools(HoverTool(renderers=[rp, sp], tooltips=tooltips("max_weight_raw", "max_weight_scaled")))
+        without_and_with(fig, "max_weight", "uniform_weight", "all keys equal (1/T)")
 
         # 3. entropy
         self.entropy = fig = make(
             "saturation-entropy", "Entropy of the weights (0 = one-hot)", "mean entropy (nats)",
             Range1d(*data["entropy_range"]), "linear",
         )  # fmt: skip
-        uni = fig.line(
-            "d",
-            "uniform_entropy",
-            source=self.reference,
-            line_color=REFERENCE,
-            line_dash="dotted",
-            line_width=2,
-        )
-        rl = fig.line("d", "entropy_raw", source=self.curve, line_color=RAW, line_width=3, line_dash="dashed")
-        rp = fig.scatter("d", "entropy_raw", source=self.curve, size=10, color=RAW, marker="triangle")
-        sl = fig.line("d", "entropy_scaled", source=self.curve, line_color=SCALED, line_width=3)
-        sp = fig.scatter("d", "entropy_scaled", source=self.curve, size=9, color=SCALED)
-        fig.scatter(
-            "d", "entropy", source=self.marker, size=18, fill_alpha=0, line_color="#222222", line_width=2
-        )
-        _legend(fig, [("without ÷√d", [rl, rp]), ("with ÷√d", [sl, sp]), ("all keys equal (ln T)", [uni])])
+        without_and_with(fig, "entropy", "uniform_entropy", "all keys equal (ln T)")
         fig.legend.location = "center_right"
-        fig.add_tools(HoverTool(renderers=[rp, sp], tooltips=tooltips("entropy_raw", "entropy_scaled")))
 
     @property
     def figures(self):
