@@ -1,19 +1,19 @@
-"""Slider-to-repaint latency of the served explorer against the same app on Panel's defaults.
+"""Slider-to-repaint latency of the served explorer against its floors and a baseline, interleaved.
 
-    .venv/bin/python bench/bench_latency.py [--moves 200] [--long 1000] [--out bench/RESULTS-latency.md]
+    .venv/bin/python bench/bench_latency.py [--rounds 3] [--moves 60] [--apps ours,shape,baseline,t64]
+        [--long 1000] [--out bench/RESULTS-latency.md]
 
-One run serves, one after the other: app/main.py (ours: Bokeh widgets, no
-debounce), bench/baseline_app.py (Panel widgets, 50 ms debounce),
-bench/app_t64.py (ours on 64 tokens), bench/floor_app.py (one slider and
-one small heatmap: the platform's floor) and bench/floor5_app.py (the floor
-with five heatmaps), and drives each from headless Chromium.
-A move is: JavaScript sets the token slider's Bokeh model value (ours by name
-x-3-0, the baseline's by title it[0]) → the server recomputes → the
-weights-cells source changes in the browser ("arrived") → one
-requestAnimationFrame ("repainted").  Also measured: the server process's CPU
-time per move, the first render (navigation start → the chapter's weights
-line visible) and the browser's Bokeh model count before and after many moves.
-Writes a markdown table; prints JSON.
+Every app is served at once, each by its own `panel serve` process: app/main.py (ours), the same-shape
+floor bench/floor_shape_app.py (the figures and text a move of the explorer changes, nothing else),
+bench/baseline_app.py (Panel widgets, 50 ms debounce), bench/app_t64.py (ours on 64 tokens),
+bench/floor_app.py and bench/floor5_app.py (one and five bare heatmaps). Then, in each of `--rounds`
+rounds, every app in turn (A B C A B C ...): a fresh tab's first render (navigation start → the chapter's
+weights line visible), 5 warm-up moves and `--moves` timed moves, and the server process's CPU time over
+them. A move is: JavaScript sets the token slider's Bokeh model value (ours by name x-3-0, the baseline's
+by title it[0]) → the server recomputes → the weights-cells source changes in the browser ("arrived") →
+one requestAnimationFrame ("repainted"). Each round's ratio and the median ratio are written to a
+markdown table with /proc/loadavg at each round; `--long` also counts the explorer's browser models
+before and after that many moves. Raw results go to `--json`.
 """
 
 from __future__ import annotations

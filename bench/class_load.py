@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import json
 import multiprocessing as mp
 import random
@@ -83,15 +84,10 @@ def staleness(sends: list[tuple[float, float]], log, end: float):
     updates that showed none of the recent values sent."""
     shown_idx: list[tuple[float, int]] = []
     wrong = 0
+    times = [t for t, _ in sends]
     for t, weights in log:
-        k = next(
-            (
-                i
-                for i in range(len(sends) - 1, max(-1, len(sends) - 200), -1)
-                if sends[i][0] <= t and shows(weights, sends[i][1])
-            ),
-            None,
-        )
+        newest = bisect.bisect_right(times, t) - 1  # the newest value sent before this update arrived
+        k = next((i for i in range(newest, max(-1, newest - 200), -1) if shows(weights, sends[i][1])), None)
         if k is None:
             wrong += 1
         else:
