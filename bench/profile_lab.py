@@ -115,8 +115,10 @@ def main(argv=None) -> int:
                 totals.append(out["total"])
                 for e in out["log"]:
                     agg.setdefault((e["what"], e["cause"]), []).append(e["ms"])
-            print(f"\n{kind}: {args.moves} moves, median to frame (incl. 50 ms wait) "
-                  f"{sorted(totals)[len(totals) // 2]:.1f} ms; per move:")
+            print(
+                f"\n{kind}: {args.moves} moves, median to frame (incl. 50 ms wait) "
+                f"{sorted(totals)[len(totals) // 2]:.1f} ms; per move:"
+            )
             for (what, cause), ms in sorted(agg.items(), key=lambda kv: -sum(kv[1])):
                 print(f"  {sum(ms) / args.moves:7.1f} ms  {len(ms) / args.moves:4.1f}x  {what}  <- {cause}")
         browser.close()
