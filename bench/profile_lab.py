@@ -4,7 +4,8 @@ Serves the app, opens the Training lab tab and wraps, on the live views' prototy
 that re-lay out a whole Bokeh root (LayoutDOMView.compute_layout called on the root, from
 invalidate_layout or rerender) and a plot's own repaint (PlotView.paint). Each root pass is charged to the
 model whose change started it (type and name). Then it makes run switches and snapshot moves and prints,
-per kind of move, the passes a move sets off and their time, with the move's time to the next frame.
+per kind of move, the passes a move sets off and their time, with the times from the move to the server's
+reply (the new weights arriving) and to the next frame.
 
     python bench/profile_lab.py [--moves 10]
 """
@@ -41,7 +42,7 @@ INSTRUMENT_JS = """
   const wrap = (proto, name, fn) => { if (proto && !proto['__w_' + name]) { proto['__w_' + name] = true; const inner = proto[name]; proto[name] = function (...a) { return fn.call(this, inner, a); }; } };
   const seen = new Set();
   for (const v of views) {
-    for (const name of ['invalidate_layout', 'rerender']) {
+    for (const name of ['invalidate_layout', 'rerender', '_invalidate_layout_if_needed']) {
       const p = owner(v, name);
       if (!p || seen.has(p[name])) continue;
       seen.add(p[name]);
@@ -68,6 +69,16 @@ INSTRUMENT_JS = """
       });
     }
   }
+  // The server's reply applied to the document: every model change and the handlers it sets off.
+  for (const name of ['apply_json_patch']) {
+    const p = owner(doc, name);
+    wrap(p, name, function (inner, a) {
+      const t0 = performance.now();
+      try { return inner.apply(this, a); } finally {
+        log.push({what: 'apply the reply', cause: `${a[0].events.length} events`, ms: performance.now() - t0});
+      }
+    });
+  }
   return views.length;
 }
 """
@@ -86,9 +97,12 @@ async ([kind, runs]) => {
   if (kind === 'snapshot') slider.value = (slider.value + 7) % (slider.end + 1);
   else select.value = runs[(runs.indexOf(select.value) + 1) % runs.length];
   await changed;
-  await new Promise(r => setTimeout(r, 50));  // the rest of the server's reply
+  const arrived = performance.now() - t0;
   await frame();
-  return {total: performance.now() - t0, log: window.__lablog.slice()};
+  const drawn = performance.now() - t0;
+  await new Promise(r => setTimeout(r, 50));  // the rest of the server's reply, if any
+  await frame();
+  return {arrived, drawn, log: window.__lablog.slice()};
 }
 """
 
@@ -109,15 +123,17 @@ def main(argv=None) -> int:
         print("views instrumented:", page.evaluate(INSTRUMENT_JS))
         for kind in ("snapshot", "run"):
             agg: dict[tuple[str, str], list[float]] = {}
-            totals = []
+            arrived, drawn = [], []
             for _ in range(args.moves):
                 out = page.evaluate(MOVE_JS, [kind, RUNS])
-                totals.append(out["total"])
+                arrived.append(out["arrived"])
+                drawn.append(out["drawn"])
                 for e in out["log"]:
                     agg.setdefault((e["what"], e["cause"]), []).append(e["ms"])
+            med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
             print(
-                f"\n{kind}: {args.moves} moves, median to frame (incl. 50 ms wait) "
-                f"{sorted(totals)[len(totals) // 2]:.1f} ms; per move:"
+                f"\n{kind}: {args.moves} moves; median ms from the set to the new weights' arrival "
+                f"{med(arrived):.1f}, to the next frame {med(drawn):.1f}; layout passes and paints per move:"
             )
             for (what, cause), ms in sorted(agg.items(), key=lambda kv: -sum(kv[1])):
                 print(f"  {sum(ms) / args.moves:7.1f} ms  {len(ms) / args.moves:4.1f}x  {what}  <- {cause}")
