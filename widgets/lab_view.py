@@ -239,7 +239,7 @@ class LabView(pn.viewable.Viewer):
         fig.toolbar.logo = None
         drop_grid(fig)
         fig.axis.major_label_text_font = TICK_FONT  # loss and step labels keep one width across runs
-        fig.yaxis.formatter = PrintfTickFormatter(format="%.1f")
+        fig.yaxis.formatter = PrintfTickFormatter(format="%4.1f")  # "12.9", the honest loss, and " 3.0"
         for name, label, colour, dash in LINES:
             fig.line(
                 "x",
