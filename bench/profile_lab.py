@@ -7,7 +7,7 @@ model whose change started it (type and name). Then it makes run switches and sn
 per kind of move, the passes a move sets off and their time, with the times from the move to the server's
 reply (the new weights arriving) and to the next frame.
 
-    python bench/profile_lab.py [--moves 10]
+    python bench/profile_lab.py [--moves 10] [--stacks]
 """
 
 from __future__ import annotations
@@ -39,7 +39,16 @@ INSTRUMENT_JS = """
   const log = window.__lablog = [];
   let cause = null, depth = 0;
   const label = (v) => `${v.model.type}${v.model.name ? ':' + v.model.name : ''}`;
-  const wrap = (proto, name, fn) => { if (proto && !proto['__w_' + name]) { proto['__w_' + name] = true; const inner = proto[name]; proto[name] = function (...a) { return fn.call(this, inner, a); }; } };
+  const wrap = (proto, name, fn) => {
+    if (!proto || proto['__w_' + name]) return;
+    proto['__w_' + name] = true;
+    const inner = proto[name];
+    proto[name] = function (...a) { return fn.call(this, inner, a); };
+  };
+  // Where an uncharged pass came from (the first BokehJS frames outside these wrappers), on request.
+  const origin = () => window.__stacks ? ' ' + new Error().stack.split('\\n').slice(1)
+    .filter(l => !/evaluate|compute_layout|\\.eval /.test(l)).slice(0, 5)
+    .map(l => l.trim().split(' ')[1]).join(' < ') : '';
   const seen = new Set();
   for (const v of views) {
     for (const name of ['invalidate_layout', 'rerender', '_invalidate_layout_if_needed']) {
@@ -64,7 +73,7 @@ INSTRUMENT_JS = """
         try { return inner.apply(this, a); } finally {
           depth--;
           log.push({what: name === 'paint' ? `paint ${label(this)}` : `layout of ${label(this)}`,
-                    cause: cause || ('(other) ' + (window.__stacks ? new Error().stack.split('\\n').slice(1).filter(l => !/evaluate|compute_layout|\\.eval /.test(l)).slice(0, 5).map(l => l.trim().split(' ')[1]).join(' < ') : '')), ms: performance.now() - t0});
+                    cause: cause || '(other)' + origin(), ms: performance.now() - t0});
         }
       });
     }
@@ -75,7 +84,8 @@ INSTRUMENT_JS = """
     wrap(p, name, function (inner, a) {
       const t0 = performance.now();
       try { return inner.apply(this, a); } finally {
-        log.push({what: 'apply the reply', cause: `${a[0].events.length} events`, ms: performance.now() - t0});
+        const events = `${a[0].events.length} events`;
+        log.push({what: 'apply the reply', cause: events, ms: performance.now() - t0});
       }
     });
   }
@@ -92,7 +102,10 @@ async ([kind, runs]) => {
   const frame = () => new Promise(r => requestAnimationFrame(() => r()));
   await frame();
   window.__lablog.length = 0;
-  const changed = new Promise(r => { const c = () => { src.change.disconnect(c); r(); }; src.change.connect(c); });
+  const changed = new Promise(r => {
+    const c = () => { src.change.disconnect(c); r(); };
+    src.change.connect(c);
+  });
   const t0 = performance.now();
   if (kind === 'snapshot') slider.value = (slider.value + 7) % (slider.end + 1);
   else select.value = runs[(runs.indexOf(select.value) + 1) % runs.length];
@@ -110,6 +123,7 @@ async ([kind, runs]) => {
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--moves", type=int, default=10)
+    parser.add_argument("--stacks", action="store_true", help="name where uncharged passes came from")
     args = parser.parse_args(argv)
     with sync_playwright() as p, serve("app/main.py") as base:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
@@ -120,6 +134,8 @@ def main(argv=None) -> int:
             "() => Bokeh.documents.some(d => d.get_model_by_name('lab-weights-cells'))", timeout=60000
         )
         page.wait_for_timeout(1000)
+        if args.stacks:
+            page.evaluate("() => { window.__stacks = true; Error.stackTraceLimit = 60; }")
         print("views instrumented:", page.evaluate(INSTRUMENT_JS))
         for kind in ("snapshot", "run"):
             agg: dict[tuple[str, str], list[float]] = {}

@@ -23,6 +23,8 @@ def test_every_run_and_snapshot_draws_from_its_data():
             view.snap_slider.value = k
             data = lab_view_data(run, k, view.state.query % len(run["probe"]))
             np.testing.assert_array_equal(view.weights.source.data["value"], data["weights"]["value"])
+            for column in ("x", "y", "text", "row", "col"):  # a new run of the same shape moves no cell
+                assert list(view.weights.source.data[column]) == list(data["weights"][column]), column
             assert shown(view.w.figure) == (data["W"] is not None)
             assert shown(view.layer0.figure) == (run["shape"]["layers"] > 1)
         assert html.unescape(view.text.text) == describe(run, load_lab()["index"])

@@ -20,7 +20,7 @@ from bokeh.plotting import figure
 from panel.models import HTML
 
 from widgets.lab_data import LAB_INTRO, curves, describe, lab_view_data, load_lab
-from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot
+from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot, side_by_side
 from widgets.style import CSS, drop_grid, short_label, text_panel
 
 log = logging.getLogger(__name__)
@@ -85,9 +85,27 @@ class LabMatrix(MatrixPlot):
                     bar.formatter = PrintfTickFormatter(format=BAR_FORMAT)
 
     def _set_axes(self, rows, cols) -> None:
+        self._labels = (rows, cols)
         # Row labels padded on the left (8 or 24 stream components); column labels are one character in
         # every run (letters, or up to 8 head components), and in monospace one character is one width.
         super()._set_axes([short_label(str(r)).rjust(TICK_CHARS) for r in rows], cols)
+
+    def update(self, blocks, limits, rows, cols, *, outline=None, reshape=False) -> None:
+        """As MatrixPlot.update; a new run whose matrices have the previous one's shape (every probe has 12
+        tokens) keeps the cells where they are and sends only new numbers and labels."""
+        if reshape and self._shape_of(rows, cols) == self._shape_of(*self._labels):
+            self._set_axes(rows, cols)
+            self.set_limits(limits)
+            cells = side_by_side(blocks, len(cols), self.GAP)
+            self.source.data.update({c: cells[c] for c in ("value", "text", "row", "col")})
+            if outline is not None and outline != self.outline.data:
+                self.outline.data = outline
+        else:
+            super().update(blocks, limits, rows, cols, outline=outline, reshape=reshape)
+
+    @staticmethod
+    def _shape_of(rows, cols) -> tuple[int, int]:
+        return len(rows), len(cols)
 
     def show_numbers(self, show: bool) -> None:
         if self.numbers.visible != show or self.numbers.data_source is not self.source:
