@@ -22,8 +22,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.export import export  # noqa: E402
-from bench.bench_export import MOVES_JS  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, serve  # noqa: E402
+
+# The main head: its token slider moves; the clock stops at the first frame after its weights changed.
+MOVES_JS = """
+async (n) => {
+  let doc = null;
+  for (const d of Bokeh.documents) if (d.get_model_by_name('x-3-0')) doc = d;
+  const slider = doc.get_model_by_name('x-3-0');
+  const src = doc.get_model_by_name('weights-cells');
+  const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  let pending = null;
+  src.change.connect(() => { if (pending) { const r = pending; pending = null; r(); } });
+  const values = [0.15, 0.25, 0.35, 0.3, 0.2];
+  const times = [];
+  await frame();
+  for (let k = 0; k < n; k++) {
+    let v = values[k % values.length];
+    if (v === slider.value) v = v + 0.05;
+    const changed = new Promise(r => { pending = r; });
+    const t0 = performance.now();
+    slider.value = v;
+    await Promise.race([changed, new Promise((_, no) => setTimeout(() => no(new Error('timeout')), 10000))]);
+    await frame();
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+"""
 
 RUNS = ["previous-token", "induction", "tied-qk", "no-mask", "top-1"]
 

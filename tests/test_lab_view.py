@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 from bokeh.document import Document
 
 from widgets.lab_data import describe, lab_view_data, load_lab
-from widgets.lab_view import LabView
+from widgets.lab_view import LabView, shown
 
 
 def test_every_run_and_snapshot_draws_from_its_data():
@@ -21,9 +23,11 @@ def test_every_run_and_snapshot_draws_from_its_data():
             view.snap_slider.value = k
             data = lab_view_data(run, k, view.state.query % len(run["probe"]))
             np.testing.assert_array_equal(view.weights.source.data["value"], data["weights"]["value"])
-            assert view.w.figure.visible == (data["W"] is not None)
-            assert view.layer0.figure.visible == (run["shape"]["layers"] > 1)
-        assert view.text.text == describe(run, load_lab()["index"])
+            for column in ("x", "y", "text", "row", "col"):  # a new run of the same shape moves no cell
+                assert list(view.weights.source.data[column]) == list(data["weights"][column]), column
+            assert shown(view.w.figure) == (data["W"] is not None)
+            assert shown(view.layer0.figure) == (run["shape"]["layers"] > 1)
+        assert html.unescape(view.text.text) == describe(run, load_lab()["index"])
         assert view.query_select.options[0][1].startswith("0: ")
     doc.validate()
 

@@ -15,8 +15,9 @@ from functools import lru_cache
 import numpy as np
 
 from core.attention import attend, causal_mask
+from core.trace import trace
 from core.train import LAB_DIR, unf16
-from widgets.viewdata import matrix_cells, row_outline, steps_html, view_data, weight_limits
+from widgets.viewdata import checks_html, matrix_cells, row_outline, steps_html, weight_limits
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 # The lab's introduction, the same in the served page and the export.
@@ -73,9 +74,12 @@ def lab_view_data(run: dict, k: int, i: int) -> dict:
     out = {"labels": labels, "step": snap["step"], "outline": row_outline(i, T)}
     if has_head(run):
         head = head_at(run, k)
-        data = view_data(head, i, labels)
-        out["weights"], out["weights_limits"] = data["cells"]["weights"], list(data["limits"]["weights"])
-        out["steps"] = data["steps"] + data["checks"]
+        # The main head's own cells and steps (widgets.viewdata), only those the lab shows: a move's
+        # Python is half what view_data's every heatmap and the blend would cost.
+        t = trace(head, i, labels)
+        out["weights"] = matrix_cells(head.weights, labels, labels, head.future, hidden_text="0")
+        out["weights_limits"] = list(weight_limits(head.weights))
+        out["steps"] = steps_html(t) + checks_html(t, labels)
         stream = [str(c) for c in range(head.C)]
         dims = [str(c) for c in range(head.d)]
         W = {"W_Q": head.W_Q, "W_K": head.W_K}

@@ -9,17 +9,19 @@ they show).
 
 from __future__ import annotations
 
+import html
 import logging
 
 import panel as pn
 import param
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, Range1d, Select, Slider
+from bokeh.models import ColumnDataSource, InlineStyleSheet, PrintfTickFormatter, Range1d, Select, Slider
 from bokeh.plotting import figure
+from panel.models import HTML
 
 from widgets.lab_data import LAB_INTRO, curves, describe, lab_view_data, load_lab
-from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot
-from widgets.style import drop_grid, text_panel
+from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot, side_by_side
+from widgets.style import CSS, drop_grid, short_label, text_panel
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +36,76 @@ LINES = (
     ("uniform", "uniform guess, ln V", "#2ca02c", "dotdash"),
 )
 
+# Why a run switch or a snapshot move costs the browser little (bench/RESULTS-lab.md, bench/profile_lab.py):
+# in BokehJS a Div whose text changes, a model whose `visible` flips and a figure whose axis or colour bar
+# changes size each re-lay out the whole tab (every figure measured and repainted, 20-100 ms each on this
+# machine). So the lab's changing text goes in Panel's HTML model (its new text only replaces the HTML
+# inside a box of fixed size), a figure a run does not have is hidden by CSS in the space it keeps, and
+# tick labels are monospaced and padded to one width, so a new run's axes keep their size.
+TICK_FONT = "monospace"
+TICK_CHARS = 2  # the longest axis label: 24 positions or stream components, letters for tokens
+BAR_FORMAT = "%+.1f"  # W's colour bar (±limit): "-2.5" and "+1.0" are one width (BokehJS has no "% f")
+
+
+def html_panel(text: str, **kw) -> HTML:
+    """Text whose changes re-lay out nothing: Panel's HTML model, styled like the explorer's text panels."""
+    return HTML(text=html.escape(text), stylesheets=[InlineStyleSheet(css=CSS)], **kw)
+
+
+def set_html(panel: HTML, text: str) -> None:
+    panel.text = html.escape(text)  # Panel's HTML view reads its text HTML-escaped
+
+
+def shown(fig) -> bool:
+    return fig.styles.get("visibility") != "hidden"
+
+
+def show(fig, on: bool) -> None:
+    """Hide or show a figure by CSS: it keeps its space, so nothing around it is laid out again."""
+    if shown(fig) != on:
+        fig.styles = {**fig.styles, "visibility": "visible" if on else "hidden"}
+
 
 class LabMatrix(MatrixPlot):
-    """A MatrixPlot whose numbers are only hidden, never moved to another source.
+    """A MatrixPlot whose numbers are only hidden, never moved to another source, and whose axes and colour
+    bar keep their size from run to run.
 
     The main head swaps the numbers' source to spare BokehJS 64 × 64 hidden texts; here matrices are at
     most 24 × 8, and each swap makes Bokeh walk the document's whole model graph again (~0.15 s a run
     switch in the server, measured) as W_Q's numbers come and go between runs of different widths.
     """
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.figure.axis.major_label_text_font = TICK_FONT
+        for bar in self.figure.right:
+            if hasattr(bar, "color_mapper"):
+                bar.major_label_text_font = TICK_FONT
+                if self.kind == "scores":  # weights keep 0 to 1 (only the raw run's differ)
+                    bar.formatter = PrintfTickFormatter(format=BAR_FORMAT)
+
+    def _set_axes(self, rows, cols) -> None:
+        self._labels = (rows, cols)
+        # Row labels padded on the left (8 or 24 stream components); column labels are one character in
+        # every run (letters, or up to 8 head components), and in monospace one character is one width.
+        super()._set_axes([short_label(str(r)).rjust(TICK_CHARS) for r in rows], cols)
+
+    def update(self, blocks, limits, rows, cols, *, outline=None, reshape=False) -> None:
+        """As MatrixPlot.update; a new run whose matrices have the previous one's shape (every probe has 12
+        tokens) keeps the cells where they are and sends only new numbers and labels."""
+        if reshape and self._shape_of(rows, cols) == self._shape_of(*self._labels):
+            self._set_axes(rows, cols)
+            self.set_limits(limits)
+            cells = side_by_side(blocks, len(cols), self.GAP)
+            self.source.data.update({c: cells[c] for c in ("value", "text", "row", "col")})
+            if outline is not None and outline != self.outline.data:
+                self.outline.data = outline
+        else:
+            super().update(blocks, limits, rows, cols, outline=outline, reshape=reshape)
+
+    @staticmethod
+    def _shape_of(rows, cols) -> tuple[int, int]:
+        return len(rows), len(cols)
 
     def show_numbers(self, show: bool) -> None:
         if self.numbers.visible != show or self.numbers.data_source is not self.source:
@@ -120,7 +184,7 @@ class LabView(pn.viewable.Viewer):
             name="lab-layer0",
             max_px=560,
         )
-        self.layer0.figure.visible = data["layer0"] is not None
+        show(self.layer0.figure, data["layer0"] is not None)
         W = data["W"] or {"W_Q": data["weights"], "W_K": data["weights"]}
         rows, cols = self._w_axes(data)
         self.w = LabMatrix(
@@ -135,12 +199,12 @@ class LabView(pn.viewable.Viewer):
             col_axis="head",
             max_px=420,
         )
-        self.w.figure.visible = data["W"] is not None
-        # A fixed size: a text panel that changes size makes Bokeh re-lay out the whole lab on every move.
-        self.steps = text_panel(
+        show(self.w.figure, data["W"] is not None)
+        # A fixed size, so new text never changes the layout around it.
+        self.steps = html_panel(
             self._steps_html(data, k, n), name="lab-steps", width=560, height=640, styles={"overflow": "auto"}
         )
-        self.text = text_panel(
+        self.text = html_panel(
             describe(run, self.index), name="lab-text", width=900, height=230, styles={"overflow": "auto"}
         )
         self.curve_sources = {
@@ -192,6 +256,8 @@ class LabView(pn.viewable.Viewer):
         )
         fig.toolbar.logo = None
         drop_grid(fig)
+        fig.axis.major_label_text_font = TICK_FONT  # loss and step labels keep one width across runs
+        fig.yaxis.formatter = PrintfTickFormatter(format="%4.1f")  # "12.9", the honest loss, and " 3.0"
         for name, label, colour, dash in LINES:
             fig.line(
                 "x",
@@ -244,14 +310,14 @@ class LabView(pn.viewable.Viewer):
             )
             if data["layer0"] is not None:
                 self.layer0.update({"weights": data["layer0"]}, [0.0, 1.0], labels, labels, reshape=reshape)
-            self.layer0.figure.visible = data["layer0"] is not None
+            show(self.layer0.figure, data["layer0"] is not None)
             if data["W"] is not None:
                 rows, cols = self._w_axes(data)
                 self.w.update(data["W"], data["W_limits"], rows, cols, reshape=reshape)
-            self.w.figure.visible = data["W"] is not None
-            self.steps.text = self._steps_html(data, k, n)
+            show(self.w.figure, data["W"] is not None)
+            set_html(self.steps, self._steps_html(data, k, n))
             if reshape:
-                self.text.text = describe(run, self.index)
+                set_html(self.text, describe(run, self.index))
                 for name, cols_ in curves(run, self.runs).items():
                     self.curve_sources[name].data = cols_
                 self.curves.x_range.update(start=0, end=run["steps"])
