@@ -424,3 +424,20 @@ def test_a_link_into_the_chapter_page_opens_that_head_in_the_fragment(site, brow
     page.wait_for_function("() => decodeURIComponent(location.hash).includes('X=')", timeout=10000)
     assert "/pasted/" in page.url and blocked == []
     context.close()
+
+
+def test_going_further_tabs_on_a_phone(browser, exported_file):
+    """Each "Going further" tab opened at 390 px: its rows wrap, and what still cannot fit (a figure wider
+    than the phone) scrolls inside the tab's panel, never the page."""
+    context = browser.new_context(viewport={"width": 390, "height": PHONE_HEIGHT})
+    page = context.new_page()
+    page.goto(exported_file.as_uri())
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=30000)
+    tabs = page.locator(".more-tabs button")
+    assert tabs.count() == 3
+    for k in range(tabs.count()):
+        tabs.nth(k).click()
+        page.wait_for_function(f"() => Bokeh.documents.length >= {1 + k}")  # a tab's page is made on opening
+        page.wait_for_timeout(300)
+        assert page.evaluate(NO_SIDE_SCROLL), tabs.nth(k).inner_text()
+    context.close()
