@@ -33,7 +33,7 @@ from pathlib import Path
 from bokeh.core.templates import get_env
 from bokeh.document import Document
 from bokeh.embed import file_html
-from bokeh.layouts import column, row
+from bokeh.layouts import column
 from bokeh.model import Model
 from bokeh.models import Button, CustomJS, Div
 from bokeh.resources import Resources
@@ -42,12 +42,12 @@ from app.fragment import fragment_html
 from core.presets import PRESETS, Preset
 from widgets import controls as controls_module
 from widgets.controls import SLIDER_LABEL_CHARS, preset_note
-from widgets.editor import GRID_WIDTH, WEIGHTS, HeadEditor
+from widgets.editor import FLUID, GRID_WIDTH, WEIGHTS, HeadEditor
 from widgets.logic_config import logic_config
 from widgets.matrix_plot import CELL_OUTLINE, FLAT_UP_TO, LABEL_FITS_CELL, SLANT
 from widgets.page import SQUARE, HeadPage
 from widgets.state import HeadState
-from widgets.style import AXIS_LABEL_CHARS, text_panel
+from widgets.style import AXIS_LABEL_CHARS, text_panel, wrapping_row
 from widgets.viewdata import NUMBERS_UP_TO
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,15 +223,17 @@ class ExportPage:
             for kind in ("json", "csv")
         }
         self.roots = dict(page.roots)
+        # Fluid like the editor inside it (widgets/editor.py FLUID): the download row wraps on a phone.
         self.roots["editor"] = column(
-            row(
+            wrapping_row(
                 *self.downloads.values(),
                 Div(text="Each figure saves itself as a PNG from its toolbar.", width=300),
                 name="downloads",
             ),
-            text_panel("<h3>Edit the head</h3>", width=560),
+            text_panel("<h3>Edit the head</h3>", **FLUID),
             editor.layout,
             name="editor-area",
+            sizing_mode="stretch_width",
         )
         # Further parts ("Going further"), after the editor: each adds a root and the scripts it needs.
         self.extra_scripts: list[str] = []

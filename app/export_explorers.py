@@ -127,6 +127,10 @@ TABS_CSS = """
 .more-tabs button[aria-selected="true"] { background: #fff; font-weight: 600; margin-bottom: -1px;
   border-bottom: 1px solid #fff; }
 .more-panel[hidden] { display: none; }
+/* a page wider than a phone (its figures are 470 and 620 px) scrolls inside its panel, not the page:
+   the Div's content box (inline-block, set by BokehJS on the element) takes the Div's width */
+.bk-clearfix { display: block !important; }
+.more-panel { overflow-x: auto; }
 """
 
 

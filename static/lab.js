@@ -151,29 +151,36 @@
     });
   }
 
-  function lossChart(svg, lines, steps) {
-    const W = 880, H = 300, L = 50, R = 250, T = 20, B = 40;
+  // The loss chart is drawn at the width of its box, between these (px): its text stays 11 px on a phone.
+  // Below LEGEND_BESIDE_FROM px the legend goes under the plot instead of beside it.
+  const CHART_MIN = 300, CHART_MAX = 880, LEGEND_BESIDE_FROM = 620;
+
+  function lossChart(svg, lines, steps, width) {
+    const W = Math.round(Math.max(CHART_MIN, Math.min(CHART_MAX, width || CHART_MAX)));
+    const beside = W >= LEGEND_BESIDE_FROM;
+    const L = 50, R = beside ? 250 : 14, T = 20, B = 40, plotH = 240;
+    const H = T + plotH + B + (beside ? 0 : 8 + 18 * LINES.length);
     const ys = [].concat(...Object.values(lines).map((l) => l.y)).filter((y) => y !== null && y !== undefined);
     const top = 1.1 * Math.max(1, ...ys);
     const x = (s) => L + (W - L - R) * (s / steps);
-    const y = (v) => T + (H - T - B) * (1 - v / top);
-    const parts = [`<rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="none" stroke="#ccc"/>`];
+    const y = (v) => T + plotH * (1 - v / top);
+    const parts = [`<rect x="${L}" y="${T}" width="${W - L - R}" height="${plotH}" fill="none" stroke="#ccc"/>`];
     for (let k = 0; k <= 4; k++) {
       const v = (top * k) / 4;
       parts.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(1)}</text>`);
       const s = Math.round((steps * k) / 4);
-      parts.push(`<text x="${x(s)}" y="${H - B + 16}" text-anchor="middle" font-size="11">${s}</text>`);
+      parts.push(`<text x="${x(s)}" y="${T + plotH + 16}" text-anchor="middle" font-size="11">${s}</text>`);
     }
-    parts.push(`<text x="${(L + W - R) / 2}" y="${H - 4}" text-anchor="middle" font-size="12">step</text>`);
+    parts.push(`<text x="${(L + W - R) / 2}" y="${T + plotH + B - 4}" text-anchor="middle" font-size="12">step</text>`);
     LINES.forEach(([name, label, colour, dash], n) => {
       const l = lines[name];
       if (l.x.length) {
         const pts = l.x.map((s, k) => `${x(s).toFixed(1)},${y(l.y[k]).toFixed(1)}`).join(' ');
         parts.push(`<polyline data-line="${name}" points="${pts}" fill="none" stroke="${colour}" stroke-width="2" stroke-dasharray="${dash}"/>`);
       }
-      const ly = T + 14 + 18 * n;
-      parts.push(`<line x1="${W - R + 10}" x2="${W - R + 40}" y1="${ly}" y2="${ly}" stroke="${colour}" stroke-width="2" stroke-dasharray="${dash}"/>`);
-      parts.push(`<text x="${W - R + 46}" y="${ly + 4}" font-size="11"${l.x.length ? '' : ' fill="#aaa"'}>${AttentionHead.escapeHtml(label)}</text>`);
+      const lx = beside ? W - R + 10 : L, ly = (beside ? T + 14 : T + plotH + B + 8) + 18 * n;
+      parts.push(`<line x1="${lx}" x2="${lx + 30}" y1="${ly}" y2="${ly}" stroke="${colour}" stroke-width="2" stroke-dasharray="${dash}"/>`);
+      parts.push(`<text x="${lx + 36}" y="${ly + 4}" font-size="11"${l.x.length ? '' : ' fill="#aaa"'}>${AttentionHead.escapeHtml(label)}</text>`);
     });
     svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
     svg.setAttribute('width', W);
@@ -207,7 +214,16 @@
       el('div', { class: 'lab-figure' }, [el('h4', { text: "The learned head's weights on the probe" }), weights]), layer0Box]));
     container.appendChild(el('div', { class: 'lab-row' }, [
       el('div', { class: 'lab-figure' }, [el('h4', { text: 'The steps for the chosen query' }), steps]), wBox]));
-    container.appendChild(el('div', { class: 'lab-figure' }, [el('h4', { text: 'Loss during training' }), svg]));
+    const chartBox = el('div', { class: 'lab-figure lab-loss' }, [el('h4', { text: 'Loss during training' }), svg]);
+    container.appendChild(chartBox);
+    let chart = null; // the run's curves, kept to redraw the chart when its box changes width
+    const drawChart = () => { if (chart) lossChart(svg, chart.lines, chart.steps, chartBox.clientWidth); };
+    if (typeof ResizeObserver !== 'undefined') {
+      let drawnAt = -1;
+      new ResizeObserver(() => {
+        if (chartBox.clientWidth !== drawnAt) { drawnAt = chartBox.clientWidth; drawChart(); }
+      }).observe(chartBox);
+    }
 
     function draw(reshape) {
       const run = lab.runs[state.run];
@@ -221,7 +237,8 @@
         slider.max = String(n - 1);
         querySelect.textContent = '';
         labels.forEach((t, q) => querySelect.appendChild(el('option', { value: String(q), text: `${q}: ${t}` })));
-        lossChart(svg, curves(run, lab.runs), run.steps);
+        chart = { lines: curves(run, lab.runs), steps: run.steps };
+        drawChart();
       }
       slider.value = String(k);
       querySelect.value = String(i);

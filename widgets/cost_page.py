@@ -28,7 +28,7 @@ from bokeh.plotting import figure
 from core.cost import GPU_MEMORY_GB, PRESETS
 from widgets.cost_state import CUSTOM
 from widgets.cost_viewdata import PROJ, PROJ_MHA, QK
-from widgets.style import text_panel
+from widgets.style import text_panel, wrapping_row
 
 NOW = "#E69F00"
 # The context lengths the T slider stops at (any other T is typed into "T exactly").
@@ -171,7 +171,9 @@ class CostPage:
     def __init__(self, data: dict, inputs: dict, preset: str):
         self.plot = CostFigure(data)
         self.intro = text_panel(INTRO, name="cost-intro", sizing_mode="stretch_width")
-        self.readout = text_panel(data["readout"], name="cost-readout", width=900)
+        self.readout = text_panel(
+            data["readout"], name="cost-readout", sizing_mode="stretch_width", max_width=900
+        )
         self.readout.stylesheets = [*self.readout.stylesheets, InlineStyleSheet(css=READOUT_CSS)]
         self.message = text_panel("", name="cost-message", width=250)
         self.preset = Select(
@@ -211,7 +213,14 @@ class CostPage:
             self.message,
             width=270,
         )
-        self.layout = column(self.intro, row(controls, self.plot.figure), self.readout, name="cost-explorer")
+        # The controls and the figure wrap when the page is narrower than both (a phone, a book's column).
+        self.layout = column(
+            self.intro,
+            wrapping_row(controls, self.plot.figure, name="cost-top"),
+            self.readout,
+            name="cost-explorer",
+            sizing_mode="stretch_width",
+        )
 
     def update(self, data: dict) -> None:
         """Write one state's view data into the existing models."""

@@ -25,7 +25,7 @@ from bokeh.plotting import figure
 
 from widgets.saturation_state import MAX_T, MIN_T, WIDTHS
 from widgets.saturation_viewdata import RAW, SCALED
-from widgets.style import text_panel
+from widgets.style import text_panel, wrapping_row
 
 REFERENCE = "#555555"
 CHOSEN = "#E69F00"
@@ -189,9 +189,11 @@ class SaturationPage:
             )
             for name, label, px in NUMBER_BOXES
         }
+        # The rows wrap when the page is narrower than the controls and a figure side by side (a phone,
+        # a book's column); the explorer then takes the width it is given.
         self.layout = column(
             self.intro,
-            row(
+            wrapping_row(
                 column(
                     text_panel("<b style='font-size:15px'>head width d</b>"),
                     self.d_buttons,
@@ -201,9 +203,11 @@ class SaturationPage:
                     width=460,
                 ),
                 self.plots.spread,
+                name="saturation-top",
             ),
-            row(self.plots.weight, self.plots.entropy),
+            wrapping_row(self.plots.weight, self.plots.entropy, name="saturation-curves"),
             name="saturation-explorer",
+            sizing_mode="stretch_width",
         )
 
     def update(self, data: dict) -> None:
