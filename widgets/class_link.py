@@ -16,6 +16,7 @@ import panel as pn
 import param
 from bokeh.layouts import row
 from bokeh.models import Button, Div
+from panel.io.state import set_curdoc
 
 from widgets.broadcast import ClassBus, Send, Student, class_bus
 from widgets.state import HeadState
@@ -86,11 +87,15 @@ class ClassLink(pn.viewable.Viewer):
             self.receive(send)
 
     def receive(self, send: Send) -> None:
-        if self.before is None:  # a second send keeps the head the student had before the first
-            self.before = encode(self.state)
-        load_head(self.state, send.params)
-        self.student.received()
-        self._show(send, back=True)
+        # The bus calls from its own asyncio task, whose context still names the document of the session
+        # that started it as Panel's current one: without this, pn.io.hold() held that other document
+        # and this page's changes went out one PATCH-DOC message each (py-spy, bench/bench_class.py).
+        with set_curdoc(self.doc), pn.io.hold():
+            if self.before is None:  # a second send keeps the head the student had before the first
+                self.before = encode(self.state)
+            load_head(self.state, send.params)
+            self.student.received()
+            self._show(send, back=True)
 
     def go_back(self) -> None:
         if self.before is None:

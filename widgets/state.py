@@ -74,6 +74,20 @@ def _resize(M: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return out
 
 
+def preset_changes(preset: Preset) -> dict:
+    """Every input of a preset, as one change for HeadState.apply."""
+    return dict(
+        tokens=list(preset.tokens),
+        X=np.array(preset.X),
+        W_Q=np.array(preset.W_Q),
+        W_K=np.array(preset.W_K),
+        W_V=np.array(preset.W_V),
+        query=preset.tokens.index(preset.query),
+        preset=preset.name,
+        **preset.options.as_dict(),
+    )
+
+
 class HeadState(Refusing):
     """One head's inputs, the query being inspected, and the resulting Head."""
 
@@ -264,16 +278,7 @@ class HeadState(Refusing):
                 self.message = f"there is no preset called '{preset}'; try one of {', '.join(PRESETS)}"
                 return False
             preset = PRESETS[preset]
-        return self.apply(
-            tokens=list(preset.tokens),
-            X=np.array(preset.X),
-            W_Q=np.array(preset.W_Q),
-            W_K=np.array(preset.W_K),
-            W_V=np.array(preset.W_V),
-            query=preset.tokens.index(preset.query),
-            preset=preset.name,
-            **preset.options.as_dict(),
-        )
+        return self.apply(**preset_changes(preset))
 
     def reset(self) -> bool:
         return self.load("chapter")
