@@ -74,6 +74,28 @@ def _resize(M: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return out
 
 
+# The last heads computed in this server process, by their inputs. A Head is read-only (its arrays too), so
+# sessions may share one: a head the teacher sends is computed once per process, not once per student.
+RECENT_HEADS = 8
+_RECENT_HEADS: dict[tuple, Head] = {}
+
+
+def _inputs_key(labels: tuple[str, ...], values: dict) -> tuple | None:
+    """Every input that makes the head, as a dict key (None for inputs attend will refuse anyway)."""
+    try:
+        key: list = [labels]
+        for name in ("X", "W_Q", "W_K", "W_V"):
+            M = values[name]
+            if not isinstance(M, np.ndarray) or M.dtype != np.float64:
+                return None
+            key += [M.shape, M.tobytes()]
+        key += [values[name] for name in OPTION_NAMES]
+        hash(tuple(key))
+    except TypeError:
+        return None
+    return tuple(key)
+
+
 def preset_changes(preset: Preset) -> dict:
     """Every input of a preset, as one change for HeadState.apply."""
     return dict(
@@ -127,6 +149,9 @@ class HeadState(Refusing):
     @staticmethod
     def _compute(values: dict) -> Head:
         labels = check_labels(values["tokens"])
+        key = _inputs_key(labels, values)
+        if key in _RECENT_HEADS:  # (a classroom send gives every student of the process the same head)
+            return _RECENT_HEADS[key]
         head = attend(
             values["X"],
             values["W_Q"],
@@ -136,6 +161,10 @@ class HeadState(Refusing):
         )
         if head.T != len(labels):
             raise AttentionError(f"X has {head.T} rows but there are {len(labels)} token labels")
+        if key is not None:
+            _RECENT_HEADS[key] = head
+            while len(_RECENT_HEADS) > RECENT_HEADS:
+                del _RECENT_HEADS[next(iter(_RECENT_HEADS))]
         return head
 
     def _set_head(self, head: Head) -> None:
