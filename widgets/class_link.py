@@ -19,6 +19,7 @@ from bokeh.models import Button, Div
 from panel.io.state import set_curdoc
 
 from widgets.broadcast import ClassBus, Send, Student, class_bus
+from widgets.controls import set_changed
 from widgets.state import HeadState
 from widgets.url_state import apply_params, encode
 
@@ -109,9 +110,9 @@ class ClassLink(pn.viewable.Viewer):
 
     def _show(self, send: Send, back: bool) -> None:
         with pn.io.hold():
-            self.line.text = sent_line(send, back)
-            self.back.visible = back
-            self.view.visible = True
+            set_changed(self.line, text=sent_line(send, back))
+            set_changed(self.back, visible=back)
+            set_changed(self.view, visible=True)
 
     def __panel__(self):
         return pn.pane.Bokeh(self.view)

@@ -12,6 +12,7 @@ import io
 import logging
 from functools import partial
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
 
 import panel as pn
 import param
@@ -181,8 +182,13 @@ class HeadExplorer(pn.viewable.Viewer):
 
     def _write_url(self) -> None:
         """Put the settings in the address bar, so a copied link opens the same head."""
-        if self.sync_url and pn.state.location is not None:
-            pn.state.location.update_query(**encode(self.state))
+        location = pn.state.location
+        if self.sync_url and location is not None:
+            # as Location.update_query, without its parsing of every value (a classroom send writes the
+            # address of every student's page)
+            query = dict(parse_qsl(location.search.lstrip("?"), keep_blank_values=True))
+            query.update(encode(self.state))
+            location.search = "?" + urlencode(query)
 
     def _sync_preset(self) -> None:
         if self.page.controls.preset.value != (self.state.preset or CUSTOM):
