@@ -10,8 +10,8 @@ A  a send: the head is published exactly as the teacher page's button does it (w
    the last send, PUBLISH it), alternating between two heads so that every student's weights change.
    Timed: publish -> each student's new weights (p50 / p95 / max), and publish -> the class view (the
    process summaries on Redis, which the teacher page adds up) showing every student on the new head.
-B  the floor it is compared with: every student makes one move at once (x-3-0), the cost the issue
-   names ("100 students' single moves").
+B  the floor it is compared with: every student makes one move at once (x-3-0, each to its own value),
+   the cost the issue names ("100 students' single moves").
 C  idle, as long as A took: what the servers spend doing nothing (keep-alive, class reports).
 
 Server CPU is the two backends' user+system time (/proc/PID/stat) over each window.  Writes the
@@ -141,7 +141,11 @@ async def measure(urls: list[str], redis_url: str, pids: list[int], n: int, roun
         # B: every student moves once, at once
         value = 0.55 if value == 0.45 else 0.45
         c0, t0 = cpu_seconds(pids), time.perf_counter()
-        times = await asyncio.gather(*(w.move(value, timeout=60) for w in students), return_exceptions=True)
+        # each student its own value: a class's moves differ, so no process can reuse one student's head
+        # for another's (widgets/state.py and widgets/viewdata.py keep the last few heads a process made)
+        times = await asyncio.gather(
+            *(w.move(value + 0.001 * k, timeout=60) for k, w in enumerate(students)), return_exceptions=True
+        )
         c1 = cpu_seconds(pids)
         out["moves"].append([t for t in times if isinstance(t, float)])
         out["moves_cpu"].append(c1 - c0)

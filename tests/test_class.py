@@ -191,6 +191,44 @@ def test_a_send_reaches_every_student_and_back_restores_exactly_what_they_had():
     assert encode(kept) != encode(teacher)
 
 
+def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once():
+    """What a send costs each student's page (bench/RESULTS-class.md): the figures' sources, the controls
+    whose value differs, the preset, the class line and the address; the head and its view data are made
+    once per process and shared by every student on it."""
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    from app.served_page import page_for
+    from widgets.explorer import HeadExplorer
+    from widgets.viewdata import view_data
+
+    bus, doc = ClassBus(), Document()
+    with set_curdoc(doc):
+        explorer = HeadExplorer()
+        link = ClassLink(explorer.state, bus=bus)
+        page_for(explorer, classroom=link).server_doc(doc)
+        other = HeadState()
+        ClassLink(other, bus=bus)
+        teacher = HeadState()
+        teacher.load("exercise-1")  # the chapter's head with "it" moved: three of its slider values differ
+        bus.send(encode(teacher))  # the first send also shows the class line and its button
+        teacher.load("chapter")
+        doc.hold("combine")
+        bus.send(encode(teacher))
+        events = list(doc.callbacks._held_events)
+        doc.unhold()
+    changed = sorted({(type(e.model).__name__, e.attr) for e in events})
+    # (and the address, on a served page)
+    expected = [("ColumnDataSource", "data"), ("Div", "text"), ("Select", "value"), ("Slider", "value")]
+    assert changed == expected
+    assert sum(type(e.model).__name__ == "Slider" for e in events) == 3
+    assert encode(explorer.state) == encode(other) == encode(teacher)
+    assert explorer.state.head is other.head  # computed once, shared (a Head is read-only)
+    s = explorer.state
+    o = other
+    assert view_data(s.head, s.query, s.labels, s.dims) is view_data(o.head, o.query, o.labels, o.dims)
+
+
 # -- in a browser: two processes with Redis between them ------------------------------------------------
 
 KEY = "test-teacher-key-0123456789"

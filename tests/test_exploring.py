@@ -103,6 +103,55 @@ def test_a_hostile_label_survives_the_url_as_text():
     assert t.tokens == s.tokens
 
 
+def _links():
+    """Start heads and links: presets, other widths and token counts, and links edited part by part."""
+    heads = []
+    for name in ("chapter", "tired", "exercise-1", "no-mask"):
+        for d in (None, 1, 3):
+            s = HeadState()
+            s.load(name)
+            if d:
+                s.set_widths(d=d)
+                s.add_token()
+                s.apply(dims=[0, 0] if d == 1 else [2, 0])
+            heads.append(encode(s))
+    rng = np.random.default_rng(15)
+    links = []
+    for _ in range(150):
+        link = dict(heads[rng.integers(len(heads))])
+        for key in list(link):
+            r = rng.random()
+            if r < 0.25:
+                link.pop(key)
+            elif r < 0.4:
+                link[key] = heads[rng.integers(len(heads))][key]
+        if rng.random() < 0.3:
+            link["preset"] = str(rng.choice(list(PRESETS)))
+        if rng.random() < 0.15:
+            link["query"] = str(rng.choice(["0", "9", "cat", "zz"]))
+        links.append(link)
+    return heads, links
+
+
+def test_a_link_applied_at_once_ends_where_its_steps_would(monkeypatch):
+    """apply_params applies a link that fits together as one change (a classroom send computes the head
+    once per student, not once per step); the state it leaves is the one of the steps, part by part."""
+    import widgets.url_state as url_state
+
+    heads, links = _links()
+    for k, link in enumerate(links):
+        start = heads[k % len(heads)]
+        once, steps = HeadState(), HeadState()
+        apply_params(once, start)
+        apply_params(steps, start)
+        got = apply_params(once, link)
+        with monkeypatch.context() as m:
+            m.setattr(url_state, "_as_one_change", lambda state, changes: None)
+            expected = apply_params(steps, link)
+        assert got == expected
+        assert once.as_data() == steps.as_data(), link
+
+
 @pytest.mark.parametrize(
     "params",
     [

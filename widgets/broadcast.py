@@ -96,6 +96,7 @@ class Student:
         """Call once the last send is on this student's page (or the student left it again)."""
         self.on_head = encode(self.state)
         self._changed()
+        self._info = (True, None)  # on it by definition: the class report need not encode every head again
 
     def info(self, query_label: str | None) -> tuple[bool, str | None]:
         """(still on the head last sent, the key the class's query row weighs most)."""

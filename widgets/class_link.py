@@ -16,8 +16,10 @@ import panel as pn
 import param
 from bokeh.layouts import row
 from bokeh.models import Button, Div
+from panel.io.state import set_curdoc
 
 from widgets.broadcast import ClassBus, Send, Student, class_bus
+from widgets.controls import set_changed
 from widgets.state import HeadState
 from widgets.url_state import apply_params, encode
 
@@ -86,11 +88,15 @@ class ClassLink(pn.viewable.Viewer):
             self.receive(send)
 
     def receive(self, send: Send) -> None:
-        if self.before is None:  # a second send keeps the head the student had before the first
-            self.before = encode(self.state)
-        load_head(self.state, send.params)
-        self.student.received()
-        self._show(send, back=True)
+        # The bus calls from its own asyncio task, whose context still names the document of the session
+        # that started it as Panel's current one: without this, pn.io.hold() held that other document
+        # and this page's changes went out one PATCH-DOC message each (py-spy, bench/bench_class.py).
+        with set_curdoc(self.doc), pn.io.hold():
+            if self.before is None:  # a second send keeps the head the student had before the first
+                self.before = encode(self.state)
+            load_head(self.state, send.params)
+            self.student.received()
+            self._show(send, back=True)
 
     def go_back(self) -> None:
         if self.before is None:
@@ -104,9 +110,9 @@ class ClassLink(pn.viewable.Viewer):
 
     def _show(self, send: Send, back: bool) -> None:
         with pn.io.hold():
-            self.line.text = sent_line(send, back)
-            self.back.visible = back
-            self.view.visible = True
+            set_changed(self.line, text=sent_line(send, back))
+            set_changed(self.back, visible=back)
+            set_changed(self.view, visible=True)
 
     def __panel__(self):
         return pn.pane.Bokeh(self.view)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bokeh.layouts import column, row
 from bokeh.models import Button, Div, NumericInput, Select, Spinner, TextInput
 
+from widgets.controls import set_changed
 from widgets.state import EDIT_MAX_TOKENS, MAX_WIDTH
 from widgets.style import text_panel, wrapping_row
 
@@ -45,7 +46,7 @@ class WeightGrid:
     def set_values(self, W) -> None:
         for line, values in zip(self.cells, W):
             for box, v in zip(line, values):
-                box.value = float(v)
+                set_changed(box, value=float(v))
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -92,13 +93,15 @@ class HeadEditor:
 
     def set_dims(self, d: int, dims) -> None:
         options = [str(k) for k in range(d)]
-        self.dim_x.update(options=options, value=str(dims[0]))
-        self.dim_y.update(options=options, value=str(dims[1]))
-        self.dim_x.disabled = self.dim_y.disabled = d <= 2
-        self.dims_note.text = (
-            f"d = {d}: the blend plot shows two of the {d} value coordinates, chosen above."
-            if d > 2
-            else "d = 1: the blend plot puts every value on one line."
-            if d == 1
-            else ""
+        set_changed(self.dim_x, options=options, value=str(dims[0]), disabled=d <= 2)
+        set_changed(self.dim_y, options=options, value=str(dims[1]), disabled=d <= 2)
+        set_changed(
+            self.dims_note,
+            text=(  # unchanged controls are not written (a classroom send)
+                f"d = {d}: the blend plot shows two of the {d} value coordinates, chosen above."
+                if d > 2
+                else "d = 1: the blend plot puts every value on one line."
+                if d == 1
+                else ""
+            ),
         )

@@ -12,13 +12,14 @@ import io
 import logging
 from functools import partial
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
 
 import panel as pn
 import param
 from bokeh.core.property.validation import validate, without_property_validation
 
 from core.options import SWITCHES
-from widgets.controls import CUSTOM, preset_note, query_options, show_value, widget_value
+from widgets.controls import CUSTOM, preset_note, query_options, set_changed, show_value, widget_value
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
 from widgets.latest import LatestWins
@@ -181,8 +182,13 @@ class HeadExplorer(pn.viewable.Viewer):
 
     def _write_url(self) -> None:
         """Put the settings in the address bar, so a copied link opens the same head."""
-        if self.sync_url and pn.state.location is not None:
-            pn.state.location.update_query(**encode(self.state))
+        location = pn.state.location
+        if self.sync_url and location is not None:
+            # as Location.update_query, without its parsing of every value (a classroom send writes the
+            # address of every student's page)
+            query = dict(parse_qsl(location.search.lstrip("?"), keep_blank_values=True))
+            query.update(encode(self.state))
+            location.search = "?" + urlencode(query)
 
     def _sync_preset(self) -> None:
         if self.page.controls.preset.value != (self.state.preset or CUSTOM):
@@ -194,8 +200,8 @@ class HeadExplorer(pn.viewable.Viewer):
 
     def _show_preset(self) -> None:
         c = self.page.controls
-        c.preset.value = self.state.preset or CUSTOM
-        c.note.text = preset_note(self.state.preset)
+        set_changed(c.preset, value=self.state.preset or CUSTOM)
+        set_changed(c.note, text=preset_note(self.state.preset))
 
     def _sync_controls(self, reshape: bool, changed: set) -> None:
         """Make the controls show the state after a change that did not come from them."""
@@ -208,8 +214,10 @@ class HeadExplorer(pn.viewable.Viewer):
                 c.query.options = query_options(s.labels)
             elif "head" in changed:
                 c.tokens.set_values(s.X)
-            e.labels.value = ", ".join(s.labels)
-            e.C.value, e.d.value = s.head.C, s.head.d
+            # (only what differs is written: a classroom send syncs every control of every student)
+            set_changed(e.labels, value=", ".join(s.labels))
+            set_changed(e.C, value=s.head.C)
+            set_changed(e.d, value=s.head.d)
             for name, grid in e.grids.items():
                 W = getattr(s, name)
                 if grid.shape != W.shape:
@@ -218,7 +226,7 @@ class HeadExplorer(pn.viewable.Viewer):
                 else:
                     grid.set_values(W)
             e.set_dims(s.head.d, s.dims)
-            c.query.value = str(s.query)
+            set_changed(c.query, value=str(s.query))
             for switch in SWITCHES:
                 show_value(switch.name, c.switches[switch.name], getattr(s, switch.name))
             self._show_preset()

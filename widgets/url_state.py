@@ -190,6 +190,10 @@ def apply_params(state, params: dict) -> list[str]:
     more rows than there are labels) each part is tried alone, so every usable part still counts.
     """
     changes, problems = decode(params)
+    whole = _as_one_change(state, changes)
+    if whole is not None and (not whole or state.apply(**whole)):
+        state.message = "; ".join(problems)
+        return problems
     if "preset" in changes:
         state.load(changes.pop("preset"))
         # (issue 15) what the preset already holds is not applied again, so a link that matches it keeps
@@ -208,3 +212,29 @@ def apply_params(state, params: dict) -> list[str]:
             state.apply(query=i)
     state.message = "; ".join(problems)
     return problems
+
+
+def _as_one_change(state, changes: dict) -> dict | None:
+    """What `apply_params` makes of a link's decoded settings when every part of them fits, as one change
+    for HeadState.apply: the head is computed once, not once per step (a classroom send applies a whole
+    head to every student's page).  The state it leads to is the one the steps below lead to; None when
+    the query label names no token, so that the steps say so.
+    """
+    from widgets.state import preset_changes  # url_state reads HeadState's inputs, not the reverse
+
+    rest = {k: v for k, v in changes.items() if k not in ("preset", "query_label")}
+    whole = dict(rest)
+    if "preset" in changes:
+        base = preset_changes(PRESETS[changes["preset"]])
+        edited = any(k != "dims" and not _same(base.get(k), v) for k, v in rest.items())
+        whole = {**base, **rest, "preset": "" if edited else base["preset"]}
+        T, d = len(whole["tokens"]), np.shape(whole["W_Q"])[-1]
+        whole["query"] = min(whole["query"], T - 1)  # (the query the preset's load leaves, as apply would)
+        if "dims" not in rest and np.shape(base["W_Q"])[-1] != state.head.d:
+            whole["dims"] = [0, 1 if d > 1 else 0]  # loading the preset reset them
+    if changes.get("query_label") is not None:
+        i = resolve_query(changes["query_label"], whole.get("tokens", state.tokens))
+        if i is None:
+            return None
+        whole["query"] = i
+    return whole
