@@ -181,11 +181,11 @@
 
     // --- what is on screen ------------------------------------------------------------
     // BokehJS repaints every figure whose data changed, in the frame after a move; a figure scrolled out of
-    // sight is not written until it comes back into view or the moves stop (SETTLE_MS without one, or the
+    // sight is not written until it comes back into view or the moves stop (page.settleAfter ms without one, or the
     // slider let go), so a drag costs the figures in sight. Same for the editor's W grids, which a new shape
     // makes anew. Until the browser first reports, everything counts as on screen.
 
-    const SETTLE_MS = 200;
+    page.settleAfter = 200; // ms without a move before the hidden parts catch up (a test may lengthen it)
     const parts = {}; // name → { visible, stale (null, 'update' or 'reshape'), catchUp(reshape) }
     let settleTimer = null;
 
@@ -203,7 +203,7 @@
       if (p.visible) return false;
       p.stale = reshape || p.stale === 'reshape' ? 'reshape' : 'update';
       clearTimeout(settleTimer);
-      settleTimer = setTimeout(settle, SETTLE_MS);
+      settleTimer = setTimeout(settle, page.settleAfter);
       return true;
     }
 
