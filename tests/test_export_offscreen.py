@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from app.export import export
-
 from tests.test_export import assert_figures_match, figure_mismatches, open_page, wait_for_steps
 from widgets.state import HeadState
 
-STALE = "() => Object.fromEntries(Object.entries(HeadExplorerPage.pages[0].parts).map(([k, p]) => [k, p.stale]))"
+PARTS = "HeadExplorerPage.pages[0].parts"
+STALE = f"() => Object.fromEntries(Object.entries({PARTS}).map(([k, p]) => [k, p.stale]))"
 MOVE = "(v) => { Bokeh.documents[0].get_model_by_name('x-3-0').value = v; }"
 
 
@@ -37,7 +37,7 @@ def short_page(exported, context, page):
     projections below them are not (nor the editor)."""
     page.set_viewport_size({"width": 1400, "height": 700})
     net = open_page(context, page, (exported / "head.html").as_uri())
-    page.wait_for_function("() => HeadExplorerPage.pages[0].parts && !HeadExplorerPage.pages[0].parts.qkv.visible")
+    page.wait_for_function(f"() => {PARTS} && !{PARTS}.qkv.visible")
     yield page
     net.check()
 
@@ -73,9 +73,7 @@ def test_parts_out_of_sight_catch_up_when_the_moves_stop(short_page):
     wait_for_steps(page, state)
     assert_figures_match(page, state)
     page.wait_for_function("() => HeadExplorerPage.pages[0].parts.editor.stale === null")
-    boxes = page.evaluate(
-        "() => HeadExplorerPage.pages[0].grids.W_Q.map(line => line.map(box => box.value))"
-    )
+    boxes = page.evaluate("() => HeadExplorerPage.pages[0].grids.W_Q.map(line => line.map(box => box.value))")
     assert boxes == state.W_Q.tolist()
 
 
