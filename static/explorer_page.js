@@ -247,7 +247,26 @@
         if (!isStale(name, reshape)) paintPlot(plot, view, s, reshape);
       }
       if (!isStale('blend', reshape)) paintBlend(view, s, reshape);
-      setText(M.steps, view.steps + view.checks); // widgets/page.py readout_html
+      setSteps(view.steps + view.checks); // widgets/page.py readout_html
+    }
+
+    // The steps panel changes on every move. BokehJS answers a Div's new text by rendering the whole view
+    // anew (its shadow root, style sheets, layout: ~7 ms a move, more than the pure logic and the figures'
+    // data together); its text is written here into the element that view already holds, and the model
+    // gets the same text without the change event, so it reads what is shown.
+    let stepsView = null;
+    function setSteps(text) {
+      const div = M.steps;
+      if (div.text === text) return;
+      if (stepsView === null && window.Bokeh && Bokeh.index) stepsView = Bokeh.index.find_one(div) || false;
+      const el = stepsView && stepsView.markup_el;
+      if (!el || !el.isConnected || div.render_as_text) {
+        div.text = text;
+        return;
+      }
+      div.setv({ text }, { silent: true });
+      if (typeof stepsView.has_math_disabled === 'function' && !stepsView.has_math_disabled()) stepsView.rerender();
+      else el.innerHTML = text;
     }
 
     // --- state → controls ------------------------------------------------------------
