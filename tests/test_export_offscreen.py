@@ -81,3 +81,25 @@ def _moved(state: HeadState, v: float):
     X = [list(row) for row in state.X]
     X[3][0] = v
     return X
+
+
+def test_css_variable_reads_are_kept_for_the_task(short_page):
+    """static/bokeh_patch.js's second fix is in force: a figure's visuals read each CSS variable once a
+    task. Fails if a Bokeh upgrade renames what it patches."""
+    reads = short_page.evaluate(
+        """() => {
+          const proto = Bokeh.require('core/visuals/visual').VisualProperties.prototype;
+          const real = window.getComputedStyle;
+          let n = 0;
+          window.getComputedStyle = (...a) => { n += 1; return real(...a); };
+          try {
+            const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('weights'));
+            const axis = [...view.renderer_views.values()].find(v => v.visuals && v.visuals.major_label_text);
+            for (let k = 0; k < 5; k++) axis.visuals.major_label_text.get_text_color();
+          } finally {
+            window.getComputedStyle = real;
+          }
+          return {cached: proto._get_css_value.cached === true, n};
+        }"""
+    )
+    assert reads == {"cached": True, "n": 1}
