@@ -4,9 +4,10 @@
 
 On a shared machine the load moves every time (bench/bench_export.py); comparing two versions of the page
 in the same rounds shows what a change itself buys. Each round opens, at each window height, the base
-commit's export, this tree's, then the floor, each in a fresh context, and measures as bench_export.py does
-(time to interactive, slider → weights repainted, chapter ⇄ tired → repainted). The base's export is made
-by its own code (`git archive` of the commit into a temporary folder, `python -m app.export` there).
+commit's export and this tree's (each first in every other round), then the floor, each in a fresh
+context, and measures as bench_export.py does (time to interactive, slider → weights repainted,
+chapter ⇄ tired → repainted). The base's export is made by its own code (`git archive` of the commit
+into a temporary folder, `python -m app.export` there).
 """
 
 from __future__ import annotations
@@ -56,9 +57,10 @@ def main(argv=None) -> int:
         floors = []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-            for _ in range(args.rounds):
+            for k in range(args.rounds):
                 for h in args.heights:
-                    for v, path in pages.items():
+                    order = list(pages.items())[:: 1 if k % 2 == 0 else -1]  # neither always first
+                    for v, path in order:
                         got[v, h].append(measure_export(browser, path, args.moves, args.shapes, h))
                 floors.append(measure_floor(browser, floor, args.moves))
             browser.close()
