@@ -130,6 +130,7 @@ def _models(page: HeadPage, editor: HeadEditor, downloads: dict) -> dict:
                 "blocks": m.names,
                 "gap": m.GAP,
                 "square": name in SQUARE,
+                "figure": _ref(m.figure),
                 "source": _ref(m.source),
                 "outline": _ref(m.outline),
                 "numbers": _ref(m.numbers),
@@ -149,6 +150,7 @@ def _models(page: HeadPage, editor: HeadEditor, downloads: dict) -> dict:
             "hull": _ref(page.blend.hull),
             "output": _ref(page.blend.output),
             "links": _ref(page.blend.links),
+            "figure": _ref(page.blend.figure),
             "x_range": _ref(page.blend.figure.x_range),
             "y_range": _ref(page.blend.figure.y_range),
             "xaxis": _ref(page.blend.figure.xaxis[0]),
@@ -165,6 +167,7 @@ def _models(page: HeadPage, editor: HeadEditor, downloads: dict) -> dict:
             "switches": {name: _ref(w) for name, w in c.switches.items()},
         },
         "editor": {
+            "area": _ref(editor.layout),
             "labels": _ref(editor.labels),
             "add": _ref(editor.add),
             "remove": _ref(editor.remove),

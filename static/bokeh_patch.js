@@ -1,13 +1,24 @@
-// One fix to BokehJS 3.9, loaded by the served page, the static export and the notebook explorer.
+// Two fixes to BokehJS 3.9, loaded by the served page, the static export and the notebook explorer.
 //
-// On every repaint BokehJS writes each renderer's position into that renderer's <style> element
+// 1. On every repaint BokehJS writes each renderer's position into that renderer's <style> element
 // (update_position → InlineStyleSheet.replace), even when the CSS is the same as before. Each write
 // makes the browser re-parse the sheet and drop its computed styles, and BokehJS then reads colours
 // and fonts through getComputedStyle (bokeh/bokeh#15286), which recomputes them on the spot. In the
 // served page that was ~40 % of a slider move's main-thread time (bench/RESULTS-latency.md). A write
 // of the text the element already holds changes nothing, so it is skipped.
-(function skipUnchangedStyleSheets() {
+//
+// 2. Each visual property (a line's colour, a label's font, ...) asks getComputedStyle for a CSS
+// variable that may override it, every time it is drawn (bokeh/bokeh#15286): hundreds of reads a
+// repaint, and each read after a DOM change makes the browser recompute styles first. Within one task
+// the answer cannot change (nothing but this page's own code runs), so each element's answers are kept
+// until the task ends. A new figure shape in the static export spent ~60 ms a switch on these reads.
+(function patchBokeh() {
   function install() {
+    skipUnchangedStyleSheets();
+    cacheCssReadsPerTask();
+  }
+
+  function skipUnchangedStyleSheets() {
     let proto = null;
     try {
       proto = window.Bokeh.require("core/dom").InlineStyleSheet.prototype;
@@ -26,6 +37,42 @@
       }
     };
     proto._update.skipsUnchanged = true;
+  }
+
+  function cacheCssReadsPerTask() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.require("core/visuals/visual").VisualProperties.prototype;
+    } catch (e) {}
+    if (!proto || typeof proto._get_css_value !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no VisualProperties._get_css_value; nothing patched");
+      return;
+    }
+    if (proto._get_css_value.cached) {
+      return;
+    }
+    const read = proto._get_css_value;
+    let answers = null; // element → (CSS variable → value), for the current task only
+    proto._get_css_value = function (name) {
+      if (answers === null) {
+        answers = new Map();
+        queueMicrotask(() => { answers = null; });
+      }
+      const el = this.obj.el;
+      let known = answers.get(el);
+      if (known === undefined) {
+        known = new Map();
+        answers.set(el, known);
+      }
+      const key = this.css_prefix + name;
+      let value = known.get(key);
+      if (value === undefined) {
+        value = read.call(this, name);
+        known.set(key, value);
+      }
+      return value;
+    };
+    proto._get_css_value.cached = true;
   }
   const ready = () => window.Bokeh && window.Bokeh.require;
   if (ready()) {

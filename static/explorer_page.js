@@ -137,34 +137,34 @@
       plot.cells_glyph.line_color = show ? V.cell_outline : null;
     }
 
-    function paint(view, s, reshape) {
+    function paintPlot(plot, view, s, reshape) {
       const T = s.tokens.length;
-      const d = s.W_Q[0].length;
-      const dims = Array.from({ length: d }, (_, k) => String(k));
-      for (const plot of Object.values(M.plots)) {
-        const [low, high] = view.limits[plot.blocks[0]];
-        if (plot.mapper.low !== low || plot.mapper.high !== high) {
-          plot.mapper.setv({ low, high });
-          plot.ink.setv({ low, high });
-        }
-        const cols = plot.square ? s.tokens : dims;
-        const cells = sideBySide(view.cells, plot.blocks, cols.length, plot.gap);
-        if (reshape) {
-          const span = plot.blocks.length * (cols.length + plot.gap) - plot.gap;
-          plot.x_range.setv({ start: -0.5, end: span - 0.5 });
-          plot.y_range.setv({ start: T - 0.5, end: -0.5 });
-          showNumbers(plot, Math.max(T, cols.length) <= V.numbers_up_to);
-          setAxes(plot, s.tokens, cols);
-          setData(plot.source, cells);
-        } else if (!sameColumn(column(plot.source, 'value'), cells.value) ||
-                   !sameColumn(column(plot.source, 'text'), cells.text)) {
-          const data = new Map(plot.source.data instanceof Map ? plot.source.data : Object.entries(plot.source.data));
-          data.set('value', cells.value);
-          data.set('text', cells.text);
-          plot.source.data = data;
-        }
-        if (plot.square) updateSource(plot.outline, view.outline);
+      const dims = Array.from({ length: s.W_Q[0].length }, (_, k) => String(k));
+      const [low, high] = view.limits[plot.blocks[0]];
+      if (plot.mapper.low !== low || plot.mapper.high !== high) {
+        plot.mapper.setv({ low, high });
+        plot.ink.setv({ low, high });
       }
+      const cols = plot.square ? s.tokens : dims;
+      const cells = sideBySide(view.cells, plot.blocks, cols.length, plot.gap);
+      if (reshape) {
+        const span = plot.blocks.length * (cols.length + plot.gap) - plot.gap;
+        plot.x_range.setv({ start: -0.5, end: span - 0.5 });
+        plot.y_range.setv({ start: T - 0.5, end: -0.5 });
+        showNumbers(plot, Math.max(T, cols.length) <= V.numbers_up_to);
+        setAxes(plot, s.tokens, cols);
+        setData(plot.source, cells);
+      } else if (!sameColumn(column(plot.source, 'value'), cells.value) ||
+                 !sameColumn(column(plot.source, 'text'), cells.text)) {
+        const data = new Map(plot.source.data instanceof Map ? plot.source.data : Object.entries(plot.source.data));
+        data.set('value', cells.value);
+        data.set('text', cells.text);
+        plot.source.data = data;
+      }
+      if (plot.square) updateSource(plot.outline, view.outline);
+    }
+
+    function paintBlend(view, s, reshape) {
       const b = M.blend;
       updateSource(b.values, view.blend.values);
       updateSource(b.hull, view.blend.hull);
@@ -177,7 +177,96 @@
       }
       if (b.xaxis.axis_label !== view.blend.axes.x) b.xaxis.axis_label = view.blend.axes.x;
       if (b.yaxis.axis_label !== view.blend.axes.y) b.yaxis.axis_label = view.blend.axes.y;
-      setText(M.steps, view.steps + view.checks); // widgets/page.py readout_html
+    }
+
+    // --- what is on screen ------------------------------------------------------------
+    // BokehJS repaints every figure whose data changed, in the frame after a move; a figure scrolled out of
+    // sight is not written until it comes back into view or the moves stop (page.settleAfter ms without one, or the
+    // slider let go), so a drag costs the figures in sight. Same for the editor's W grids, which a new shape
+    // makes anew. Until the browser first reports, everything counts as on screen.
+
+    page.settleAfter = 200; // ms without a move before the hidden parts catch up (a test may lengthen it)
+    const parts = {}; // name → { visible, stale (null, 'update' or 'reshape'), catchUp(reshape) }
+    let settleTimer = null;
+
+    function part(name, model, catchUp) {
+      parts[name] = { visible: true, stale: null, model, catchUp };
+    }
+    for (const [name, plot] of Object.entries(M.plots)) {
+      part(name, plot.figure, (reshape) => paintPlot(plot, logic.render(state), state, reshape));
+    }
+    part('blend', M.blend.figure, (reshape) => paintBlend(logic.render(state), state, reshape));
+    part('editor', E.area, () => syncEditor(state, null));
+
+    function isStale(name, reshape) {
+      const p = parts[name];
+      if (p.visible) return false;
+      p.stale = reshape || p.stale === 'reshape' ? 'reshape' : 'update';
+      clearTimeout(settleTimer);
+      settleTimer = setTimeout(settle, page.settleAfter);
+      return true;
+    }
+
+    function bringUpToDate(name) {
+      const p = parts[name];
+      if (p.stale === null) return;
+      const reshape = p.stale === 'reshape';
+      p.stale = null;
+      syncing = true;
+      try { p.catchUp(reshape); } finally { syncing = false; }
+    }
+
+    function settle() {
+      clearTimeout(settleTimer);
+      settleTimer = null;
+      for (const name of Object.keys(parts)) bringUpToDate(name);
+    }
+
+    function watchScreen() {
+      if (typeof IntersectionObserver !== 'function' || !window.Bokeh || !Bokeh.index) return;
+      const byElement = new Map();
+      const observer = new IntersectionObserver((entries) => {
+        for (const entry of entries) {
+          const name = byElement.get(entry.target);
+          parts[name].visible = entry.isIntersecting;
+          if (entry.isIntersecting) bringUpToDate(name);
+        }
+      }, { rootMargin: '100px' });
+      for (const [name, p] of Object.entries(parts)) {
+        const view = Bokeh.index.find_one(p.model);
+        if (!view || !view.el) continue; // not found: it stays "on screen" and is always written
+        byElement.set(view.el, name);
+        observer.observe(view.el);
+      }
+      page.parts = parts; // for tests: which parts wait for a catch-up
+      page.settle = settle;
+    }
+
+    function paint(view, s, reshape) {
+      for (const [name, plot] of Object.entries(M.plots)) {
+        if (!isStale(name, reshape)) paintPlot(plot, view, s, reshape);
+      }
+      if (!isStale('blend', reshape)) paintBlend(view, s, reshape);
+      setSteps(view.steps + view.checks); // widgets/page.py readout_html
+    }
+
+    // The steps panel changes on every move. BokehJS answers a Div's new text by rendering the whole view
+    // anew (its shadow root, style sheets, layout: ~7 ms a move, more than the pure logic and the figures'
+    // data together); its text is written here into the element that view already holds, and the model
+    // gets the same text without the change event, so it reads what is shown.
+    let stepsView = null;
+    function setSteps(text) {
+      const div = M.steps;
+      if (div.text === text) return;
+      if (stepsView === null && window.Bokeh && Bokeh.index) stepsView = Bokeh.index.find_one(div) || false;
+      const el = stepsView && stepsView.markup_el;
+      if (!el || !el.isConnected || div.render_as_text) {
+        div.text = text;
+        return;
+      }
+      div.setv({ text }, { silent: true });
+      if (typeof stepsView.has_math_disabled === 'function' && !stepsView.has_math_disabled()) stepsView.rerender();
+      else el.innerHTML = text;
     }
 
     // --- state → controls ------------------------------------------------------------
@@ -240,6 +329,30 @@
       }
     }
 
+    // The editor's fields, from the state (widgets/editor.py).
+    function syncEditor(s, old) {
+      const labels = s.tokens.join(', ');
+      if (E.labels.value !== labels) E.labels.value = labels;
+      const C = s.X[0].length;
+      const d = s.W_Q[0].length;
+      if (E.C.value !== C) E.C.value = C;
+      if (E.d.value !== d) E.d.value = d;
+      for (const name of ['W_Q', 'W_K', 'W_V']) {
+        const W = s[name];
+        const cells = page.grids[name];
+        if (!cells || cells.length !== W.length || cells[0].length !== W[0].length) buildGrid(name, W);
+        else cells.forEach((line, r) => line.forEach((box, c) => { if (box.value !== W[r][c]) box.value = W[r][c]; }));
+      }
+      const options = Array.from({ length: d }, (_, k) => String(k));
+      for (const [select, k] of [[E.dim_x, 0], [E.dim_y, 1]]) {
+        if (JSON.stringify(select.options) !== JSON.stringify(options)) select.options = options;
+        if (select.value !== String(s.dims[k])) select.value = String(s.dims[k]);
+        if (select.disabled !== d <= 2) select.disabled = d <= 2;
+      }
+      setText(E.dims_note, d > 2 ? `d = ${d}: the blend plot shows two of the ${d} value coordinates, chosen above.`
+        : d === 1 ? 'd = 1: the blend plot puts every value on one line.' : '');
+    }
+
     function syncControls(s, old) {
       syncing = true;
       try {
@@ -265,27 +378,7 @@
         if (C_.preset.value !== preset) C_.preset.value = preset;
         const note = config.notes[s.preset];
         setText(C_.note, note !== undefined ? note : config.notes['']);
-        // the editor
-        const labels = s.tokens.join(', ');
-        if (E.labels.value !== labels) E.labels.value = labels;
-        const C = s.X[0].length;
-        const d = s.W_Q[0].length;
-        if (E.C.value !== C) E.C.value = C;
-        if (E.d.value !== d) E.d.value = d;
-        for (const name of ['W_Q', 'W_K', 'W_V']) {
-          const W = s[name];
-          const cells = page.grids[name];
-          if (!cells || cells.length !== W.length || cells[0].length !== W[0].length) buildGrid(name, W);
-          else cells.forEach((line, r) => line.forEach((box, c) => { if (box.value !== W[r][c]) box.value = W[r][c]; }));
-        }
-        const options = Array.from({ length: d }, (_, k) => String(k));
-        for (const [select, k] of [[E.dim_x, 0], [E.dim_y, 1]]) {
-          if (JSON.stringify(select.options) !== JSON.stringify(options)) select.options = options;
-          if (select.value !== String(s.dims[k])) select.value = String(s.dims[k]);
-          if (select.disabled !== d <= 2) select.disabled = d <= 2;
-        }
-        setText(E.dims_note, d > 2 ? `d = ${d}: the blend plot shows two of the ${d} value coordinates, chosen above.`
-          : d === 1 ? 'd = 1: the blend plot puts every value on one line.' : '');
+        if (!isStale('editor', !old)) syncEditor(s, old);
         const markup = s.message ? `<div class="alert">${esc(s.message)}</div>` : '';
         setText(C_.message, markup);
         setText(E.message, markup);
@@ -355,7 +448,7 @@
       on(slider, 'value', (value) => {
         if (value !== state.X[t][c]) dispatch({ do: 'x', token: t, component: c, value }, { link: false });
       });
-      on(slider, 'value_throttled', () => writeLink());
+      on(slider, 'value_throttled', () => { settle(); writeLink(); }); // let go: the hidden parts catch up
     }
 
     function wireEntry(box, name, r, c) {
@@ -378,7 +471,7 @@
         on(widget, 'value', needsNumber(sw.label, (value) => {
           if (value !== state[sw.name]) dispatch({ do: 'option', name: sw.name, value }, { link: !sw.slider });
         }));
-        if (sw.slider) on(widget, 'value_throttled', () => writeLink());
+        if (sw.slider) on(widget, 'value_throttled', () => { settle(); writeLink(); });
       }
     }
     on(C_.preset, 'value', (name) => {
@@ -423,6 +516,7 @@
     const params = ownsLink() ? readLink(linkWindow.location) : {};
     if (Object.keys(params).length) dispatch({ do: 'link', params });
     else syncControls(state, state);
+    watchScreen();
     page.ready = true;
     performance.mark('head-bind-end');
     return page;
