@@ -30,7 +30,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 import app.export_explorers as tabs_module  # noqa: E402
 from app.export import export  # noqa: E402
-from bench.bench_export import measure_static, summary  # noqa: E402
+from bench.bench_export import measure_floor, summary  # noqa: E402
 from bench.common import load_average, write_results  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 from widgets import cost_viewdata  # noqa: E402
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         for _ in range(args.rounds):
             for name, path in (("with tabs", with_tabs), ("without", without)):
-                runs[name].append(measure_static(browser, path, args.moves))
+                runs[name].append(measure_floor(browser, path, args.moves))  # start-up and moves only
         context = browser.new_context()
         page = context.new_page()
         page.goto(with_tabs.as_uri())
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
         return statistics.median(values)
 
     tti = {name: med([r["tti"] for r in rs]) for name, rs in runs.items()}
-    move = {name: med([summary(r["times"])[0] for r in rs]) for name, rs in runs.items()}
+    move = {name: med([summary(r["moves"])[0] for r in rs]) for name, rs in runs.items()}
     size = {"with tabs": with_tabs.stat().st_size, "without": without.stat().st_size}
     requests = {name: sum(r["requests"] for r in rs) for name, rs in runs.items()}
     lines = [

@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from bench.bench_export import MOVES_JS, TTI_PROBE  # noqa: E402
+from bench.bench_export import TTI_PROBE  # noqa: E402
+from bench.bench_lab import MOVES_JS  # noqa: E402
 from bench.common import load_average, write_results  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 
