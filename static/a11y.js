@@ -185,6 +185,17 @@
     return typeof t === "string" ? t : t.text != null ? String(t.text) : "";
   }
 
+  // A figure's title: its own, or the Title annotations widgets/matrix_plot.py `titled` puts above it
+  // (the subtitle first, nearest the frame, then the bold title): "Weights: how each query divides …".
+  function figureTitle(model) {
+    const own = titleText(model);
+    if (own) return own;
+    const above = (model.above || []).filter((r) => r.type === "Title" && r.text).map((r) => String(r.text));
+    if (!above.length) return "";
+    const [main, ...rest] = above.reverse();
+    return rest.length ? `${main}: ${rest.join(", ")}` : main;
+  }
+
   const setAttr = (el, name, value) => {
     if (el.getAttribute(name) !== value) el.setAttribute(name, value);
   };
@@ -209,9 +220,15 @@
     const model = view.model;
     if (!model) return;
     if (model.tool !== undefined && view.el) return toolButton(view); // made by BokehJS: no document
-    if (!model.document) return;
+    // A plot's canvas takes the focus for key-driven tools, which these figures have none of: an unnamed
+    // Tab stop per figure, so out of the Tab order (the figure's table and toolbar are the keyboard's way).
+    if (view.events_el instanceof HTMLElement) setAttr(view.events_el, "tabindex", "-1");
+    // A model made in the browser (the export's binding builds new sliders and grid boxes for new tokens
+    // or widths) can be on screen before BokehJS attaches it to the document: its root's document, then.
+    const doc = model.document || rootView(view).model.document;
+    if (!doc) return;
     focusRing(view);
-    const declared = model.name ? namesOf(model.document).get(model.name) : undefined;
+    const declared = model.name ? namesOf(doc).get(model.name) : undefined;
     const name = declared !== undefined ? declared : titleText(model) || labelBefore(view);
     for (const handle of ownFields(view, ".noUi-handle")) if (name) setAttr(handle, "aria-label", name);
     for (const field of ownFields(view, "input:not([type=checkbox]):not([type=radio]), select, textarea")) {
@@ -243,14 +260,16 @@
   function toolButton(view) {
     let title = "", up = view.parent;
     while (up && !title) {
-      if (up.model && up.model.renderers !== undefined) title = titleText(up.model);
+      if (up.model && up.model.renderers !== undefined) title = figureTitle(up.model).split(":")[0];
       up = up.parent;
     }
-    const tip = view.el.title || (view.model.tool && view.model.tool.tooltip) || "tool";
+    // several tools of one kind share a button (a "proxy"), its tip their tips on separate lines
+    const tip = (view.el.title || (view.model.tool && view.model.tool.tooltip) || "tool").split("\n")[0];
     setAttr(view.el, "role", "button");
     setAttr(view.el, "aria-label", title ? `${tip}: ${title}` : tip);
     const tool = view.model.tool;
-    if (tool.type === "HoverTool") setAttr(view.el, "tabindex", "-1"); // it acts on the mouse pointer only
+    const kinds = Array.isArray(tool.tools) ? tool.tools.map((t) => t.type) : [tool.type];
+    if (kinds.every((k) => k === "HoverTool")) setAttr(view.el, "tabindex", "-1"); // the mouse pointer only
     if (view.model.type === "OnOffButton" && tool.properties.active) { // hover and other tools one turns on or off
       const mark = () => setAttr(view.el, "aria-pressed", String(Boolean(tool.active)));
       mark();
@@ -313,7 +332,7 @@
     const spec = figuresOf(doc).get(model.name);
     if (!spec || !view.el) return;
     setAttr(view.el, "role", "figure");
-    setAttr(view.el, "aria-label", `${titleText(model)}. Its numbers: "${spec.summary}", below.`);
+    setAttr(view.el, "aria-label", `${figureTitle(model)}. Its numbers: "${spec.summary}", below.`);
     const s = docState(doc);
     let table = s.tables.get(model.name);
     if (table === undefined || !table.details.isConnected) {
@@ -376,7 +395,7 @@
       const t = tableData(table);
       const q = t.rows.findIndex((r) => r.endsWith(" (the query)"));
       if (q < 0) return;
-      const heading = titleText(table.plot).split(":")[0];
+      const heading = figureTitle(table.plot).split(":")[0];
       const row = t.columns.map((c, j) => `${c} ${t.body[q][j]}`).join(", ");
       const text = `${heading} of ${t.rows[q].slice(0, -" (the query)".length)}: ${row}`;
       if (table.status.textContent !== text) table.status.textContent = text;
@@ -410,7 +429,7 @@
   // numbers, not the table's shape), so the browser re-lays out a few cells instead of a new table.
   function render(table) {
     table.stale = false;
-    const t = tableData(table), caption = titleText(table.plot);
+    const t = tableData(table), caption = figureTitle(table.plot);
     const shape = JSON.stringify([t.columns, t.rows, caption]);
     const body = table.details.querySelector(".figure-table-body");
     if (shape !== table.shape) {
