@@ -230,6 +230,7 @@
     focusRing(view);
     const declared = model.name ? namesOf(doc).get(model.name) : undefined;
     const name = declared !== undefined ? declared : titleText(model) || labelBefore(view);
+    if (declared !== undefined && typeof model.text === "string" && view.el) scrollRegion(view.el, declared);
     for (const handle of ownFields(view, ".noUi-handle")) if (name) setAttr(handle, "aria-label", name);
     for (const field of ownFields(view, "input:not([type=checkbox]):not([type=radio]), select, textarea")) {
       if (declared !== undefined) setAttr(field, "aria-label", declared);
@@ -242,7 +243,16 @@
     }
     if (Array.isArray(model.labels) && typeof model.active === "number") buttonGroup(view, name);
     if (Array.isArray(model.tabs) && typeof model.active === "number") tabs(view);
-    if (model.renderers !== undefined && model.toolbar !== undefined) figure(view);
+    if (model.renderers !== undefined && model.toolbar !== undefined) figure(view, doc);
+  }
+
+  // A text panel that scrolls (the training lab's steps): a keyboard reaches and scrolls it only as a Tab
+  // stop, and a Tab stop needs a name and a role.
+  function scrollRegion(el, name) {
+    if (!/(auto|scroll)/.test(getComputedStyle(el).overflow)) return;
+    setAttr(el, "tabindex", "0");
+    setAttr(el, "role", "region");
+    setAttr(el, "aria-label", name);
   }
 
   // A control without a title whose layout puts a text label just before it (Panel's DiscreteSlider):
@@ -327,8 +337,8 @@
     return v;
   }
 
-  function figure(view) {
-    const model = view.model, doc = model.document;
+  function figure(view, doc) {
+    const model = view.model;
     const spec = figuresOf(doc).get(model.name);
     if (!spec || !view.el) return;
     setAttr(view.el, "role", "figure");
@@ -336,7 +346,7 @@
     const s = docState(doc);
     let table = s.tables.get(model.name);
     if (table === undefined || !table.details.isConnected) {
-      table = makeTable(view, spec);
+      table = makeTable(view, spec, doc);
       if (table === null) return;
       s.tables.set(model.name, table);
     }
@@ -357,10 +367,10 @@
     return box;
   }
 
-  function makeTable(view, spec) {
+  function makeTable(view, spec, doc) {
     const box = container(view);
     if (box === null) return null;
-    const doc = view.model.document, name = view.model.name;
+    const name = view.model.name;
     const details = document.createElement("details");
     details.className = "figure-table";
     details.dataset.figure = name;

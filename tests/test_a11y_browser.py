@@ -13,7 +13,7 @@ import pytest
 
 from app.export import export
 from core.presets import CHAPTER, PRESETS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, serve
 from widgets.a11y import figure_tables
 from widgets.state import HeadState
 from widgets.viewdata import view_data
@@ -201,14 +201,39 @@ def test_served_page_and_its_tabs_have_no_axe_violations(page, served_app):
     assert axe_violations(page) == []
     assert page.get_by_role("textbox", name="W_Q row 1 column 0", exact=True).count() == 1
     assert page.get_by_role("button", name="Increase Head width d", exact=True).count() == 1
-    for tab, field in (("Why ÷√d", "seed"), ("Long-context cost", "T exactly")):
+    for tab, role, field in (
+        ("Why ÷√d", "textbox", "seed"),
+        ("Long-context cost", "textbox", "T exactly"),
+        ("Training lab", "region", "Training lab: the steps for the chosen query"),  # a scrolling panel
+    ):
         page.get_by_role("tab", name=tab).focus()
         page.keyboard.press("Enter")  # tabs open from the keyboard
         assert page.get_by_role("tab", name=tab).get_attribute("aria-selected") == "true"
-        # The tab's explorer is built when first opened: wait for one of its fields, then check that part.
-        page.get_by_label(field, exact=True).wait_for(timeout=20_000)
+        # The tab's explorer is built when first opened: wait for one of its parts, then check that part.
+        page.get_by_role(role, name=field, exact=True).wait_for(timeout=20_000)
         page.wait_for_timeout(500)
         assert axe_violations(page, ".area-more") == [], tab
+    assert page.get_by_role("combobox", name="Run", exact=True).count() == 1
+    assert errors == []
+
+
+@pytest.fixture(scope="module")
+def teacher_page_url(tmp_path_factory):
+    """The teacher's page, served alone and without the key check (tests/test_class.py tests the key)."""
+    log = tmp_path_factory.mktemp("teacher") / "panel.log"
+    with serve("app/teacher.py", log=log) as base:
+        yield f"{base}/teacher"
+    assert "Traceback" not in log.read_text()
+
+
+def test_teacher_page_has_no_axe_violations(page, teacher_page_url, artifacts):
+    errors = open_page(page, teacher_page_url)
+    send = page.get_by_role("button", name="Send this head to every student", exact=True)
+    assert send.count() == 1
+    assert page.get_by_role("slider", name="it, component 0", exact=True).count() == 1
+    assert axe_violations(page) == []
+    send.focus()
+    page.screenshot(path=str(artifacts / "a11y-teacher-focus.png"))
     assert errors == []
 
 

@@ -5,7 +5,8 @@ static/a11y.js (loaded by the served page and the export) applies what is declar
 
 * `accessible_names`: model name -> accessible name, for controls whose visible text does not
   say what they change (a slider titled "it[0]" is "it, component 0"; a grid box with no title
-  is "W_Q row 1 column 0"). A control missing from the map is named by its own title.
+  is "W_Q row 1 column 0"). A control missing from the map is named by its own title. A text panel
+  named here that scrolls becomes a named region the Tab key reaches.
 * `FIGURE_TABLES`: which figures get a table of their numbers, and from which source (and which one
   a screen reader hears, its query's row, in a polite status line once a change settles). The tables
   are built in the browser from the figures' own ColumnDataSources, so they follow every move
@@ -36,6 +37,9 @@ ACCESSIBLE_NAMES = {
     "normaliser": "Turn scores into weights with",
     "dim-x": "Blend plot: x shows value component",
     "dim-y": "Blend plot: y shows value component",
+    # text panels that scroll: a keyboard reaches them as named regions
+    "lab-steps": "Training lab: the steps for the chosen query",
+    "lab-text": "Training lab: what this run shows",
 }
 
 # figure model name -> (kind, the source its numbers come from, what the table's summary says, whether a
