@@ -111,6 +111,15 @@
     };
   }
 
+  function barsTable(bars) {
+    const keys = Array.from(col(bars, "key"), String), counts = Array.from(col(bars, "students"), Number);
+    const total = counts.reduce((a, b) => a + b, 0);
+    const note = total
+      ? `${total} student${total !== 1 ? "s" : ""} counted; each is counted under the key their query row weights most.`
+      : "No student's row yet.";
+    return { columns: ["students"], rows: keys, body: counts.map((n) => [String(n)]), note: note };
+  }
+
   function sliderName(label, component) {
     return `${label}, component ${component}`;
   }
@@ -128,7 +137,7 @@
     return names;
   }
 
-  if (!win) return { cellsTable, blendTable, sliderName, accessibleNames }; // Node: for the parity test
+  if (!win) return { cellsTable, blendTable, barsTable, sliderName, accessibleNames }; // Node: for the parity test
 
   // --- the page --------------------------------------------------------------------------------------
 
@@ -382,7 +391,7 @@
     state.tables.add(table);
     const names = spec.kind === "blend"
       ? { values: `${spec.source}-values`, output: `${spec.source}-output`, hull: `${spec.source}-hull` }
-      : { cells: spec.source, outline: `${name}-outline` };
+      : spec.kind === "bars" ? { bars: spec.source } : { cells: spec.source, outline: `${name}-outline` };
     for (const [key, sourceName] of Object.entries(names)) {
       const source = doc.get_model_by_name(sourceName);
       table.sources[key] = source;
@@ -431,6 +440,7 @@
       const axes = { x: axisLabel(table.plot, ["below", "above"]), y: axisLabel(table.plot, ["left", "right"]) };
       return blendTable(src.values.data, src.output.data, src.hull.data, axes);
     }
+    if (table.spec.kind === "bars") return barsTable(src.bars.data);
     const outline = src.outline ? src.outline.data : null;
     return cellsTable(src.cells.data, outline);
   }
@@ -533,6 +543,6 @@
 
   return {
     get hooked() { return state.hooked; },
-    cellsTable, blendTable, sliderName, accessibleNames, renameControls, sweep, tableHtml, renderOpen,
+    cellsTable, blendTable, barsTable, sliderName, accessibleNames, renameControls, sweep, tableHtml, renderOpen,
   };
 });

@@ -1,7 +1,7 @@
 // Runs static/a11y.js's table functions on a batch of figure sources for tests/test_a11y.py.
 // stdin: {tables: [{cells: {name: [columns, outline | null]}, blend: [values, output, hull, axes]}],
-//         names: [[fixed, labels, C, d]]}
-// stdout: {tables: [{name: table}] (the blend's under "blend"), names: [{model: name}]}
+//         names: [[fixed, labels, C, d]], bars: [source columns]}
+// stdout: {tables: [{name: table}] (the blend's under "blend"), names: [{model: name}], bars: [table]}
 // NaN comes as {"$f": "NaN"}, as in tests/parity_driver.js.
 'use strict';
 const fs = require('fs');
@@ -19,5 +19,6 @@ const out = {
     return tables;
   }),
   names: batch.names.map((args) => A11y.accessibleNames(...args)),
+  bars: (batch.bars || []).map((bars) => A11y.barsTable(bars)),
 };
 process.stdout.write(JSON.stringify(out));

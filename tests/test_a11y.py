@@ -21,6 +21,7 @@ from widgets.a11y import (
     MASKED,
     TEXT_CONTRAST,
     accessible_names,
+    bars_table,
     blend_table,
     contrast,
     figure_sources,
@@ -150,13 +151,20 @@ def test_js_tables_and_names_match_python():
         ([f"t{k}" for k in range(16)], 6, 1),
     ]
     names = [[ACCESSIBLE_NAMES, labels, C, d] for labels, C, d in shapes]
+    bars = [
+        {"key": [], "students": []},
+        {"key": ["cat"], "students": [1]},
+        {"key": ["<b>", "it"], "students": [3, 0]},
+    ]
     proc = subprocess.run(
-        [NODE, DRIVER], input=json.dumps(encode({"tables": batch, "names": names}), allow_nan=False),
+        [NODE, DRIVER],
+        input=json.dumps(encode({"tables": batch, "names": names, "bars": bars}), allow_nan=False),
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout, object_hook=decode_hook)
     assert out["names"] == [accessible_names(labels, C, d) for labels, C, d in shapes]
+    assert out["bars"] == [bars_table(b) for b in bars]
     got = out["tables"]
     bad = [(k, name) for k, (py, js) in enumerate(zip(expected, got)) for name in py if py[name] != js[name]]
     assert bad == [], (

@@ -50,6 +50,8 @@ FIGURE_TABLES = {
     "scores": ("cells", "scores-cells", "The scores as a table", False),
     "scaled": ("cells", "scaled-cells", "The scaled and masked scores as a table", False),
     "qkv": ("cells", "qkv-cells", "Q, K and V as a table", False),
+    # the teacher's page (widgets/class_view.py): how many students' query rows peak at each key
+    "class-chart": ("bars", "class-top-keys", "The class as a table", False),
 }
 
 
@@ -190,6 +192,19 @@ def blend_table(values: dict, output: dict, hull: dict, axes: dict) -> dict:
         "body": body,
         "note": note,
     }
+
+
+def bars_table(bars: dict) -> dict:
+    """The class chart in words: for each key, how many students' query rows weigh it most."""
+    keys, counts = [str(k) for k in bars["key"]], [int(n) for n in bars["students"]]
+    total = sum(counts)
+    note = (
+        f"{total} student{'s' if total != 1 else ''} counted; each is counted under the key their query row "
+        "weights most."
+        if total
+        else "No student's row yet."
+    )
+    return {"columns": ["students"], "rows": keys, "body": [[str(n)] for n in counts], "note": note}
 
 
 def figure_sources(data: dict) -> dict[str, tuple[dict, dict | None]]:
