@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from app.export import export
 from core.presets import CHAPTER, PRESETS
@@ -208,7 +209,8 @@ def test_served_page_and_its_tabs_have_no_axe_violations(page, served_app):
     ):
         page.get_by_role("tab", name=tab).focus()
         page.keyboard.press("Enter")  # tabs open from the keyboard
-        assert page.get_by_role("tab", name=tab).get_attribute("aria-selected") == "true"
+        # said once the tab's model has changed (a frame later; under load, a while)
+        expect(page.get_by_role("tab", name=tab)).to_have_attribute("aria-selected", "true", timeout=10_000)
         # The tab's explorer is built when first opened: wait for one of its parts, then check that part.
         page.get_by_role(role, name=field, exact=True).wait_for(timeout=20_000)
         page.wait_for_timeout(500)
