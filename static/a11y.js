@@ -111,6 +111,15 @@
     };
   }
 
+  function barsTable(bars) {
+    const keys = Array.from(col(bars, "key"), String), counts = Array.from(col(bars, "students"), Number);
+    const total = counts.reduce((a, b) => a + b, 0);
+    const note = total
+      ? `${total} student${total !== 1 ? "s" : ""} counted; each is counted under the key their query row weights most.`
+      : "No student's row yet.";
+    return { columns: ["students"], rows: keys, body: counts.map((n) => [String(n)]), note: note };
+  }
+
   function sliderName(label, component) {
     return `${label}, component ${component}`;
   }
@@ -128,7 +137,7 @@
     return names;
   }
 
-  if (!win) return { cellsTable, blendTable, sliderName, accessibleNames }; // Node: for the parity test
+  if (!win) return { cellsTable, blendTable, barsTable, sliderName, accessibleNames }; // Node: for the parity test
 
   // --- the page --------------------------------------------------------------------------------------
 
@@ -185,6 +194,17 @@
     return typeof t === "string" ? t : t.text != null ? String(t.text) : "";
   }
 
+  // A figure's title: its own, or the Title annotations widgets/matrix_plot.py `titled` puts above it
+  // (the subtitle first, nearest the frame, then the bold title): "Weights: how each query divides …".
+  function figureTitle(model) {
+    const own = titleText(model);
+    if (own) return own;
+    const above = (model.above || []).filter((r) => r.type === "Title" && r.text).map((r) => String(r.text));
+    if (!above.length) return "";
+    const [main, ...rest] = above.reverse();
+    return rest.length ? `${main}: ${rest.join(", ")}` : main;
+  }
+
   const setAttr = (el, name, value) => {
     if (el.getAttribute(name) !== value) el.setAttribute(name, value);
   };
@@ -209,10 +229,17 @@
     const model = view.model;
     if (!model) return;
     if (model.tool !== undefined && view.el) return toolButton(view); // made by BokehJS: no document
-    if (!model.document) return;
+    // A plot's canvas takes the focus for key-driven tools, which these figures have none of: an unnamed
+    // Tab stop per figure, so out of the Tab order (the figure's table and toolbar are the keyboard's way).
+    if (view.events_el instanceof HTMLElement) setAttr(view.events_el, "tabindex", "-1");
+    // A model made in the browser (the export's binding builds new sliders and grid boxes for new tokens
+    // or widths) can be on screen before BokehJS attaches it to the document: its root's document, then.
+    const doc = model.document || rootView(view).model.document;
+    if (!doc) return;
     focusRing(view);
-    const declared = model.name ? namesOf(model.document).get(model.name) : undefined;
+    const declared = model.name ? namesOf(doc).get(model.name) : undefined;
     const name = declared !== undefined ? declared : titleText(model) || labelBefore(view);
+    if (declared !== undefined && typeof model.text === "string" && view.el) scrollRegion(view.el, declared);
     for (const handle of ownFields(view, ".noUi-handle")) if (name) setAttr(handle, "aria-label", name);
     for (const field of ownFields(view, "input:not([type=checkbox]):not([type=radio]), select, textarea")) {
       if (declared !== undefined) setAttr(field, "aria-label", declared);
@@ -225,7 +252,16 @@
     }
     if (Array.isArray(model.labels) && typeof model.active === "number") buttonGroup(view, name);
     if (Array.isArray(model.tabs) && typeof model.active === "number") tabs(view);
-    if (model.renderers !== undefined && model.toolbar !== undefined) figure(view);
+    if (model.renderers !== undefined && model.toolbar !== undefined) figure(view, doc);
+  }
+
+  // A text panel that scrolls (the training lab's steps): a keyboard reaches and scrolls it only as a Tab
+  // stop, and a Tab stop needs a name and a role.
+  function scrollRegion(el, name) {
+    if (!/(auto|scroll)/.test(getComputedStyle(el).overflow)) return;
+    setAttr(el, "tabindex", "0");
+    setAttr(el, "role", "region");
+    setAttr(el, "aria-label", name);
   }
 
   // A control without a title whose layout puts a text label just before it (Panel's DiscreteSlider):
@@ -243,14 +279,16 @@
   function toolButton(view) {
     let title = "", up = view.parent;
     while (up && !title) {
-      if (up.model && up.model.renderers !== undefined) title = titleText(up.model);
+      if (up.model && up.model.renderers !== undefined) title = figureTitle(up.model).split(":")[0];
       up = up.parent;
     }
-    const tip = view.el.title || (view.model.tool && view.model.tool.tooltip) || "tool";
+    // several tools of one kind share a button (a "proxy"), its tip their tips on separate lines
+    const tip = (view.el.title || (view.model.tool && view.model.tool.tooltip) || "tool").split("\n")[0];
     setAttr(view.el, "role", "button");
     setAttr(view.el, "aria-label", title ? `${tip}: ${title}` : tip);
     const tool = view.model.tool;
-    if (tool.type === "HoverTool") setAttr(view.el, "tabindex", "-1"); // it acts on the mouse pointer only
+    const kinds = Array.isArray(tool.tools) ? tool.tools.map((t) => t.type) : [tool.type];
+    if (kinds.every((k) => k === "HoverTool")) setAttr(view.el, "tabindex", "-1"); // the mouse pointer only
     if (view.model.type === "OnOffButton" && tool.properties.active) { // hover and other tools one turns on or off
       const mark = () => setAttr(view.el, "aria-pressed", String(Boolean(tool.active)));
       mark();
@@ -308,16 +346,16 @@
     return v;
   }
 
-  function figure(view) {
-    const model = view.model, doc = model.document;
+  function figure(view, doc) {
+    const model = view.model;
     const spec = figuresOf(doc).get(model.name);
     if (!spec || !view.el) return;
     setAttr(view.el, "role", "figure");
-    setAttr(view.el, "aria-label", `${titleText(model)}. Its numbers: "${spec.summary}", below.`);
+    setAttr(view.el, "aria-label", `${figureTitle(model)}. Its numbers: "${spec.summary}", below.`);
     const s = docState(doc);
     let table = s.tables.get(model.name);
     if (table === undefined || !table.details.isConnected) {
-      table = makeTable(view, spec);
+      table = makeTable(view, spec, doc);
       if (table === null) return;
       s.tables.set(model.name, table);
     }
@@ -338,10 +376,10 @@
     return box;
   }
 
-  function makeTable(view, spec) {
+  function makeTable(view, spec, doc) {
     const box = container(view);
     if (box === null) return null;
-    const doc = view.model.document, name = view.model.name;
+    const name = view.model.name;
     const details = document.createElement("details");
     details.className = "figure-table";
     details.dataset.figure = name;
@@ -353,7 +391,7 @@
     state.tables.add(table);
     const names = spec.kind === "blend"
       ? { values: `${spec.source}-values`, output: `${spec.source}-output`, hull: `${spec.source}-hull` }
-      : { cells: spec.source, outline: `${name}-outline` };
+      : spec.kind === "bars" ? { bars: spec.source } : { cells: spec.source, outline: `${name}-outline` };
     for (const [key, sourceName] of Object.entries(names)) {
       const source = doc.get_model_by_name(sourceName);
       table.sources[key] = source;
@@ -376,7 +414,7 @@
       const t = tableData(table);
       const q = t.rows.findIndex((r) => r.endsWith(" (the query)"));
       if (q < 0) return;
-      const heading = titleText(table.plot).split(":")[0];
+      const heading = figureTitle(table.plot).split(":")[0];
       const row = t.columns.map((c, j) => `${c} ${t.body[q][j]}`).join(", ");
       const text = `${heading} of ${t.rows[q].slice(0, -" (the query)".length)}: ${row}`;
       if (table.status.textContent !== text) table.status.textContent = text;
@@ -402,6 +440,7 @@
       const axes = { x: axisLabel(table.plot, ["below", "above"]), y: axisLabel(table.plot, ["left", "right"]) };
       return blendTable(src.values.data, src.output.data, src.hull.data, axes);
     }
+    if (table.spec.kind === "bars") return barsTable(src.bars.data);
     const outline = src.outline ? src.outline.data : null;
     return cellsTable(src.cells.data, outline);
   }
@@ -410,7 +449,7 @@
   // numbers, not the table's shape), so the browser re-lays out a few cells instead of a new table.
   function render(table) {
     table.stale = false;
-    const t = tableData(table), caption = titleText(table.plot);
+    const t = tableData(table), caption = figureTitle(table.plot);
     const shape = JSON.stringify([t.columns, t.rows, caption]);
     const body = table.details.querySelector(".figure-table-body");
     if (shape !== table.shape) {
@@ -504,6 +543,6 @@
 
   return {
     get hooked() { return state.hooked; },
-    cellsTable, blendTable, sliderName, accessibleNames, renameControls, sweep, tableHtml, renderOpen,
+    cellsTable, blendTable, barsTable, sliderName, accessibleNames, renameControls, sweep, tableHtml, renderOpen,
   };
 });

@@ -129,13 +129,28 @@
     return t < 0 ? `rgb(${mix(247, 33)},${mix(247, 102)},${mix(247, 172)})` : `rgb(${mix(247, 178)},${mix(247, 24)},${mix(247, 43)})`;
   }
 
+  // WCAG relative luminance of an "rgb(r, g, b)" colour, and whether dark text (#1a1a1a) reads better on
+  // it than white: each number keeps 4.5 : 1 against its cell, whatever the colour scale.
+  function luminance(rgb) {
+    const [r, g, b] = rgb.match(/\d+/g).slice(0, 3).map((c) => {
+      const v = Number(c) / 255;
+      return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  }
+  const DARK_INK = luminance('rgb(26, 26, 26)');
+  function darkText(background) {
+    const L = luminance(background);
+    return (L + 0.05) / (DARK_INK + 0.05) >= 1.05 / (L + 0.05);
+  }
+
   /** A matrix as a table of coloured cells with their numbers; `outlineRow` frames the query's row. */
   function heatmap(table, M, rowLabels, colLabels, options) {
     const { hidden = null, colour, outlineRow = -1, name } = options;
     table.textContent = '';
     table.className = 'lab-heatmap';
     table.dataset.name = name;
-    const head = el('tr', {}, [el('th')].concat(colLabels.map((c) => el('th', { text: c, scope: 'col' }))));
+    const head = el('tr', {}, [el('td')].concat(colLabels.map((c) => el('th', { text: c, scope: 'col' }))));
     table.appendChild(head);
     M.forEach((r, i) => {
       const tr = el('tr', i === outlineRow ? { class: 'query-row' } : {}, [el('th', { text: rowLabels[i], scope: 'row' })]);
@@ -143,7 +158,7 @@
         const masked = hidden && hidden[i][j];
         const td = el('td', { text: masked ? '0' : AttentionHead.fmt(v) });
         td.style.background = masked ? '#d4d4d4' : colour(v);
-        if (!masked && Math.abs(colour === blue ? v : 0) > 0.6) td.style.color = '#fff';
+        if (!masked && darkText(td.style.background) === false) td.style.color = '#fff';
         td.dataset.value = masked ? 'masked' : String(v);
         tr.appendChild(td);
       });
@@ -198,10 +213,11 @@
     const querySelect = el('select', { 'aria-label': 'Query token', class: 'lab-query' });
     const text = el('div', { class: 'lab-text' });
     const weights = el('table'), layer0 = el('table'), wq = el('table'), wk = el('table');
-    const layer0Box = el('div', { class: 'lab-figure' }, [el('h4', { text: "Layer 0's weights on the probe" }), layer0]);
-    const wBox = el('div', { class: 'lab-figure' }, [el('h4', { text: 'Learned W_Q (rows: stream, columns: head)' }), wq,
-      el('h4', { text: 'Learned W_K' }), wk]);
-    const steps = el('div', { class: 'lab-steps' });
+    const layer0Box = el('div', { class: 'lab-figure' }, [el('h3', { text: "Layer 0's weights on the probe" }), layer0]);
+    const wBox = el('div', { class: 'lab-figure' }, [el('h3', { text: 'Learned W_Q (rows: stream, columns: head)' }), wq,
+      el('h3', { text: 'Learned W_K' }), wk]);
+    // it scrolls sideways for long vectors: a named Tab stop, so a keyboard can scroll it too
+    const steps = el('div', { class: 'lab-steps', tabindex: '0', role: 'region', 'aria-label': 'The steps for the chosen query' });
     const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
     svg.setAttribute('class', 'lab-curves');
     container.appendChild(el('div', { class: 'lab-controls' }, [
@@ -211,10 +227,10 @@
     ]));
     container.appendChild(text);
     container.appendChild(el('div', { class: 'lab-row' }, [
-      el('div', { class: 'lab-figure' }, [el('h4', { text: "The learned head's weights on the probe" }), weights]), layer0Box]));
+      el('div', { class: 'lab-figure' }, [el('h3', { text: "The learned head's weights on the probe" }), weights]), layer0Box]));
     container.appendChild(el('div', { class: 'lab-row' }, [
-      el('div', { class: 'lab-figure' }, [el('h4', { text: 'The steps for the chosen query' }), steps]), wBox]));
-    const chartBox = el('div', { class: 'lab-figure lab-loss' }, [el('h4', { text: 'Loss during training' }), svg]);
+      el('div', { class: 'lab-figure' }, [el('h3', { text: 'The steps for the chosen query' }), steps]), wBox]));
+    const chartBox = el('div', { class: 'lab-figure lab-loss' }, [el('h3', { text: 'Loss during training' }), svg]);
     container.appendChild(chartBox);
     let chart = null; // the run's curves, kept to redraw the chart when its box changes width
     const drawChart = () => { if (chart) lossChart(svg, chart.lines, chart.steps, chartBox.clientWidth); };

@@ -1,8 +1,8 @@
 // Runs static/a11y.js's table functions on a batch of figure sources for tests/test_a11y.py.
 // stdin: {tables: [{cells: {name: [columns, outline | null]}, blend: [values, output, hull, axes]}],
-//         names: [[fixed, labels, C, d]]}
-// stdout: {tables: [{name: table}] (the blend's under "blend"), names: [{model: name}]}
-// NaN comes as {"$f": "NaN"} (tests/json_batch.js).
+//         names: [[fixed, labels, C, d]], bars: [source columns]}
+// stdout: {tables: [{name: table}] (the blend's under "blend"), names: [{model: name}], bars: [table]}
+// NaN comes as {"$f": "NaN"}, (tests/json_batch.js).
 'use strict';
 const path = require('path');
 const { readBatch } = require('./json_batch.js');
@@ -17,5 +17,6 @@ const out = {
     return tables;
   }),
   names: batch.names.map((args) => A11y.accessibleNames(...args)),
+  bars: (batch.bars || []).map((bars) => A11y.barsTable(bars)),
 };
 process.stdout.write(JSON.stringify(out));

@@ -20,6 +20,7 @@ from widgets.a11y import (
     MASKED,
     TEXT_CONTRAST,
     accessible_names,
+    bars_table,
     blend_table,
     contrast,
     figure_sources,
@@ -149,8 +150,14 @@ def test_js_tables_and_names_match_python():
         ([f"t{k}" for k in range(16)], 6, 1),
     ]
     names = [[ACCESSIBLE_NAMES, labels, C, d] for labels, C, d in shapes]
-    out = run_node(DRIVER, {"tables": batch, "names": names}, timeout=120)
+    bars = [
+        {"key": [], "students": []},
+        {"key": ["cat"], "students": [1]},
+        {"key": ["<b>", "it"], "students": [3, 0]},
+    ]
+    out = run_node(DRIVER, {"tables": batch, "names": names, "bars": bars}, timeout=120)
     assert out["names"] == [accessible_names(labels, C, d) for labels, C, d in shapes]
+    assert out["bars"] == [bars_table(b) for b in bars]
     got = out["tables"]
     bad = [(k, name) for k, (py, js) in enumerate(zip(expected, got)) for name in py if py[name] != js[name]]
     assert bad == [], (

@@ -7,14 +7,14 @@ builds the figures' tables, and the numbers read from the accessibility tree are
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from app.export import export
 from core.presets import CHAPTER, PRESETS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, serve
 from widgets.a11y import figure_tables
 from widgets.state import HeadState
 from widgets.viewdata import view_data
@@ -23,7 +23,7 @@ AXE_JS = ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js"
 FIGURES = ("weights", "blend", "scores", "scaled", "qkv")
 READY = (
     "() => window.A11y && A11y.hooked && window.Bokeh && Bokeh.documents.length > 0"
-    " && document.querySelectorAll('details.figure-table').length === 5"
+    " && document.querySelectorAll('details.figure-table').length >= 5"
 )
 # The element that has the focus, inside shadow roots too, described by what a screen reader would say first.
 FOCUSED = """() => {
@@ -79,15 +79,9 @@ def expect_table(page, figure: str, table: dict) -> None:
     assert table_rows(page, figure)[0] == ["", *table["columns"]]
 
 
-# A preset with the chapter's shape and other tokens: loading it makes the export rename its sliders.
-OTHER_TOKENS = dataclasses.replace(
-    CHAPTER, name="other", title="Other tokens", tokens=("A", "cat", "sat", "it")
-)
-
-
 @pytest.fixture(scope="module")
 def export_url(tmp_path_factory):
-    out = export(tmp_path_factory.mktemp("a11y") / "head.html", presets={**PRESETS, "other": OTHER_TOKENS})
+    out = export(tmp_path_factory.mktemp("a11y") / "head.html")
     return out.as_uri()
 
 
@@ -112,7 +106,17 @@ def test_export_has_no_axe_violations_and_names_every_slider(page, export_url, a
     assert page.get_by_role("button", name=re.compile("^Save: Weights")).count() == 1
     for summary in page.locator("details.figure-table > summary").all():
         summary.click()
+    # the editor, the τ slider and the training lab are on the page from the start
+    assert page.get_by_role("textbox", name="W_V row 2 column 1", exact=True).count() == 1
+    assert page.get_by_role("slider", name="Softmax temperature τ (scores ÷ τ)", exact=True).count() == 1
+    assert page.get_by_role("region", name="Training lab").count() == 1
     assert axe_violations(page) == []  # the whole page, its tables open
+    for tab, field in (("Why ÷√d", "seed"), ("Long-context cost", "T exactly")):
+        page.get_by_role("tab", name=tab).click()
+        # Its Bokeh document is embedded when the tab first opens: wait for one of its fields.
+        page.get_by_label(field, exact=True).wait_for(timeout=20_000)
+        page.wait_for_timeout(300)
+        assert axe_violations(page, ".area-more") == [], tab
     tables = chapter_tables()
     for figure in FIGURES:
         expect_table(page, figure, tables[figure])
@@ -130,7 +134,7 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
     page.keyboard.press("Enter")  # opened from the keyboard
     page.evaluate("() => document.activeElement.blur()")
     seen: list[str] = []
-    for _ in range(60):
+    for _ in range(200):
         page.keyboard.press("Tab")
         now = page.evaluate(FOCUSED)
         if now is not None and seen and now == seen[0]:
@@ -150,11 +154,24 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
         "raw scores",
         "top-1",
         "Multiply X by (every token vector is scaled by this number)",
+        "Softmax temperature τ (scores ÷ τ)",
         "Reset to the chapter's example",
         "What each switch shows",
         *(f"Save: {t}" for t in ("Weights", "The blend", "Scores Q·Kᵀ", "Scores after", "Q = X·W_Q")),
         "The weights as a table",
         "Q, K and V as a table",
+        "Download every matrix (JSON)",
+        "Token labels, separated by commas",
+        "Add a token",
+        "Remove the query token",
+        "Token width C",
+        "Head width d",
+        *(f"{w} row {r} column {c}" for w in ("W_Q", "W_K", "W_V") for r in range(3) for c in range(2)),
+        "Why ÷√d",
+        "Long-context cost",
+        "Run",
+        "Snapshot",
+        "The steps for the chosen query",
     ]
     missing = [w for w in want if not any(s.startswith(w) for s in seen)]
     assert missing == [], f"not reached by Tab: {missing}; reached {seen}"
@@ -185,14 +202,42 @@ def test_served_page_and_its_tabs_have_no_axe_violations(page, served_app):
     assert axe_violations(page) == []
     assert page.get_by_role("textbox", name="W_Q row 1 column 0", exact=True).count() == 1
     assert page.get_by_role("button", name="Increase Head width d", exact=True).count() == 1
-    for tab, field in (("Why ÷√d", "seed"), ("Long-context cost", "T exactly")):
+    for tab, role, field in (
+        ("Why ÷√d", "textbox", "seed"),
+        ("Long-context cost", "textbox", "T exactly"),
+        ("Training lab", "region", "Training lab: the steps for the chosen query"),  # a scrolling panel
+    ):
         page.get_by_role("tab", name=tab).focus()
         page.keyboard.press("Enter")  # tabs open from the keyboard
-        assert page.get_by_role("tab", name=tab).get_attribute("aria-selected") == "true"
-        # The tab's explorer is built when first opened: wait for one of its fields, then check that part.
-        page.get_by_label(field, exact=True).wait_for(timeout=20_000)
+        # said once the tab's model has changed (a frame later; under load, a while)
+        expect(page.get_by_role("tab", name=tab)).to_have_attribute("aria-selected", "true", timeout=10_000)
+        # The tab's explorer is built when first opened: wait for one of its parts, then check that part.
+        page.get_by_role(role, name=field, exact=True).wait_for(timeout=20_000)
         page.wait_for_timeout(500)
         assert axe_violations(page, ".area-more") == [], tab
+    assert page.get_by_role("combobox", name="Run", exact=True).count() == 1
+    assert errors == []
+
+
+@pytest.fixture(scope="module")
+def teacher_page_url(tmp_path_factory):
+    """The teacher's page, served alone and without the key check (tests/test_class.py tests the key)."""
+    log = tmp_path_factory.mktemp("teacher") / "panel.log"
+    with serve("app/teacher.py", log=log) as base:
+        yield f"{base}/teacher"
+    assert "Traceback" not in log.read_text()
+
+
+def test_teacher_page_has_no_axe_violations(page, teacher_page_url, artifacts):
+    errors = open_page(page, teacher_page_url)
+    send = page.get_by_role("button", name="Send this head to every student", exact=True)
+    assert send.count() == 1
+    assert page.get_by_role("slider", name="it, component 0", exact=True).count() == 1
+    page.locator('details[data-figure="class-chart"] > summary').click()  # the class chart's text alternative
+    page.locator('details[data-figure="class-chart"]').get_by_text("No student's row yet.").wait_for()
+    assert axe_violations(page) == []
+    send.focus()
+    page.screenshot(path=str(artifacts / "a11y-teacher-focus.png"))
     assert errors == []
 
 
@@ -216,11 +261,14 @@ def test_served_names_and_tables_follow_the_server(page, served_app):
 
 
 def test_export_renames_sliders_for_a_preset_with_other_tokens(page, export_url):
-    """The export's glue hands new token labels to static/a11y.js, which renames the sliders."""
+    """The export's glue hands new token labels and widths to static/a11y.js, which renames the controls."""
     errors = open_page(page, export_url)
-    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('preset').value = 'other'; }")
-    page.get_by_role("slider", name="A, component 2", exact=True).wait_for(timeout=10_000)
-    assert page.get_by_role("slider", name="The, component 2", exact=True).count() == 0
+    other = PRESETS["tired"]  # other tokens, and C = 4
+    assert other.tokens[-1] == "tired" and len(other.X[0]) == 4
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('preset').value = 'tired'; }")
+    page.get_by_role("slider", name="tired, component 3", exact=True).wait_for(timeout=10_000)
+    assert page.get_by_role("slider", name="it, component 0", exact=True).count() == 1  # "it" is token 7 now
+    assert page.get_by_role("textbox", name="W_Q row 3 column 1", exact=True).count() == 1
     assert errors == []
 
 

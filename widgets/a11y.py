@@ -5,7 +5,8 @@ static/a11y.js (loaded by the served page and the export) applies what is declar
 
 * `accessible_names`: model name -> accessible name, for controls whose visible text does not
   say what they change (a slider titled "it[0]" is "it, component 0"; a grid box with no title
-  is "W_Q row 1 column 0"). A control missing from the map is named by its own title.
+  is "W_Q row 1 column 0"). A control missing from the map is named by its own title. A text panel
+  named here that scrolls becomes a named region the Tab key reaches.
 * `FIGURE_TABLES`: which figures get a table of their numbers, and from which source (and which one
   a screen reader hears, its query's row, in a polite status line once a change settles). The tables
   are built in the browser from the figures' own ColumnDataSources, so they follow every move
@@ -36,6 +37,9 @@ ACCESSIBLE_NAMES = {
     "normaliser": "Turn scores into weights with",
     "dim-x": "Blend plot: x shows value component",
     "dim-y": "Blend plot: y shows value component",
+    # text panels that scroll: a keyboard reaches them as named regions
+    "lab-steps": "Training lab: the steps for the chosen query",
+    "lab-text": "Training lab: what this run shows",
 }
 
 # figure model name -> (kind, the source its numbers come from, what the table's summary says, whether a
@@ -46,6 +50,8 @@ FIGURE_TABLES = {
     "scores": ("cells", "scores-cells", "The scores as a table", False),
     "scaled": ("cells", "scaled-cells", "The scaled and masked scores as a table", False),
     "qkv": ("cells", "qkv-cells", "Q, K and V as a table", False),
+    # the teacher's page (widgets/class_view.py): how many students' query rows peak at each key
+    "class-chart": ("bars", "class-top-keys", "The class as a table", False),
 }
 
 
@@ -186,6 +192,19 @@ def blend_table(values: dict, output: dict, hull: dict, axes: dict) -> dict:
         "body": body,
         "note": note,
     }
+
+
+def bars_table(bars: dict) -> dict:
+    """The class chart in words: for each key, how many students' query rows weigh it most."""
+    keys, counts = [str(k) for k in bars["key"]], [int(n) for n in bars["students"]]
+    total = sum(counts)
+    note = (
+        f"{total} student{'s' if total != 1 else ''} counted; each is counted under the key their query row "
+        "weights most."
+        if total
+        else "No student's row yet."
+    )
+    return {"columns": ["students"], "rows": keys, "body": [[str(n)] for n in counts], "note": note}
 
 
 def figure_sources(data: dict) -> dict[str, tuple[dict, dict | None]]:
