@@ -150,7 +150,7 @@ def _saturation(d: int, T: int):
 
 
 def test_the_further_explorers_figures_read_as_tables():
-    """Every point of the "Why ÷√d" and cost curves is a row of its figure's table, with the source's numbers."""
+    """Every point of the "Why ÷√d" and cost curves is a row of its table, with the source's numbers."""
     assert {n for n, spec in FIGURE_TABLES.items() if spec[0] == "series"} == set(SERIES_COLUMNS)
     for name, data in series_sources():
         (x, _), *rest = SERIES_COLUMNS[name]
