@@ -30,6 +30,7 @@ from bokeh.embed import json_item
 from bokeh.models import CustomJS, Div, InlineStyleSheet
 
 from widgets import cost_viewdata, saturation_viewdata
+from widgets.a11y import figures_source
 from widgets.cost_page import T_STOPS, CostPage
 from widgets.cost_state import CostSettings
 from widgets.cost_state import js_config as cost_config
@@ -156,6 +157,9 @@ def explorer_tabs() -> ExplorerTabs:
     took longer to make the head interactive, tabs open or not.
     """
     saturation, cost = saturation_page(), cost_page()
+    # each is a document of its own: it carries which figures get tables (static/a11y.js, widgets/a11y.py)
+    for page in (saturation, cost):
+        page.layout.tags = [figures_source()]
     items = {
         "saturation": json.dumps(json_item(saturation.layout)),
         "cost": json.dumps(json_item(cost.layout)),

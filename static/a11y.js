@@ -120,6 +120,25 @@
     return { columns: ["students"], rows: keys, body: counts.map((n) => [String(n)]), note: note };
   }
 
+  // A line plot's points (widgets/a11y.py series_table): columns [[source column, header], ...], the first
+  // heading the rows.
+  function seriesCell(value, headsRow) {
+    if (typeof value === "string") return value;
+    return headsRow ? String(Math.round(Number(value))) : fmt(Number(value));
+  }
+
+  function seriesTable(data, columns) {
+    const [[x, xHeader], ...rest] = columns;
+    const xs = Array.from(col(data, x)), n = xs.length;
+    const values = rest.map(([c]) => Array.from(col(data, c)));
+    return {
+      columns: rest.map(([, header]) => header),
+      rows: xs.map((v) => seriesCell(v, true)),
+      body: xs.map((_, i) => values.map((v) => seriesCell(v[i], false))),
+      note: `A row per point of the curves, ${n} in all; the rows are headed by ${xHeader}.`,
+    };
+  }
+
   function sliderName(label, component) {
     return `${label}, component ${component}`;
   }
@@ -137,7 +156,7 @@
     return names;
   }
 
-  if (!win) return { cellsTable, blendTable, barsTable, sliderName, accessibleNames }; // Node: for the parity test
+  if (!win) return { cellsTable, blendTable, barsTable, seriesTable, sliderName, accessibleNames }; // Node: for the parity test
 
   // --- the page --------------------------------------------------------------------------------------
 
@@ -181,6 +200,7 @@
           s.figures.set(figures[k], {
             order: k, kind: col(d, "kind")[k], source: col(d, "source")[k], summary: col(d, "summary")[k],
             announce: Boolean(col(d, "announce") && col(d, "announce")[k]),
+            columns: col(d, "columns") && col(d, "columns")[k] ? JSON.parse(col(d, "columns")[k]) : [],
           });
         }
       }
@@ -391,7 +411,8 @@
     state.tables.add(table);
     const names = spec.kind === "blend"
       ? { values: `${spec.source}-values`, output: `${spec.source}-output`, hull: `${spec.source}-hull` }
-      : spec.kind === "bars" ? { bars: spec.source } : { cells: spec.source, outline: `${name}-outline` };
+      : spec.kind === "bars" ? { bars: spec.source }
+      : spec.kind === "series" ? { series: spec.source } : { cells: spec.source, outline: `${name}-outline` };
     for (const [key, sourceName] of Object.entries(names)) {
       const source = doc.get_model_by_name(sourceName);
       table.sources[key] = source;
@@ -441,6 +462,7 @@
       return blendTable(src.values.data, src.output.data, src.hull.data, axes);
     }
     if (table.spec.kind === "bars") return barsTable(src.bars.data);
+    if (table.spec.kind === "series") return seriesTable(src.series.data, table.spec.columns);
     const outline = src.outline ? src.outline.data : null;
     return cellsTable(src.cells.data, outline);
   }
@@ -543,6 +565,6 @@
 
   return {
     get hooked() { return state.hooked; },
-    cellsTable, blendTable, barsTable, sliderName, accessibleNames, renameControls, sweep, tableHtml, renderOpen,
+    cellsTable, blendTable, barsTable, seriesTable, sliderName, accessibleNames, renameControls, sweep, tableHtml, renderOpen,
   };
 });

@@ -1,7 +1,8 @@
 // Runs static/a11y.js's table functions on a batch of figure sources for tests/test_a11y.py.
 // stdin: {tables: [{cells: {name: [columns, outline | null]}, blend: [values, output, hull, axes]}],
-//         names: [[fixed, labels, C, d]], bars: [source columns]}
-// stdout: {tables: [{name: table}] (the blend's under "blend"), names: [{model: name}], bars: [table]}
+//         names: [[fixed, labels, C, d]], bars: [source columns],
+//         series: [[source columns, [[column, header], ...]]]}
+// stdout: {tables: [{name: table}] (the blend's under "blend"), names: [{model: name}], bars: [table], series: [table]}
 // NaN comes as {"$f": "NaN"}, (tests/json_batch.js).
 'use strict';
 const path = require('path');
@@ -18,5 +19,6 @@ const out = {
   }),
   names: batch.names.map((args) => A11y.accessibleNames(...args)),
   bars: (batch.bars || []).map((bars) => A11y.barsTable(bars)),
+  series: (batch.series || []).map(([data, columns]) => A11y.seriesTable(data, columns)),
 };
 process.stdout.write(JSON.stringify(out));

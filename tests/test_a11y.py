@@ -12,12 +12,16 @@ import pytest
 from bokeh.models import Markup, Widget
 
 from core.attention import AttentionError, attend
+from core.trace import fmt
 from tests.node_batch import NODE, run_node
 from tests.test_parity import large_cases, preset_cases, random_case
+from widgets import cost_viewdata, saturation_viewdata
 from widgets.a11y import (
     ACCESSIBLE_NAMES,
+    FIGURE_TABLES,
     GRAPHICS_CONTRAST,
     MASKED,
+    SERIES_COLUMNS,
     TEXT_CONTRAST,
     accessible_names,
     bars_table,
@@ -25,7 +29,9 @@ from widgets.a11y import (
     contrast,
     figure_sources,
     figure_tables,
+    series_table,
 )
+from widgets.cost_state import CostSettings
 from widgets.explorer import HeadExplorer
 from widgets.matrix_plot import (
     _INK_SCORE,
@@ -37,6 +43,7 @@ from widgets.matrix_plot import (
     SCORE_PALETTE,
     WEIGHT_PALETTE,
 )
+from widgets.saturation_state import SaturationSettings
 from widgets.state import HeadState
 from widgets.viewdata import convex_hull, view_data
 
@@ -125,6 +132,37 @@ def test_cell_numbers_and_lines_meet_wcag_contrast():
     assert contrast(OUTLINE_EDGE, OUTLINE_COLOUR) >= GRAPHICS_CONTRAST
 
 
+def series_sources():
+    """(figure name, its source's columns) for the further explorers' figures, on a few settings."""
+    out = []
+    for d, T in ((64, 64), (8, 2), (512, 200)):
+        data = saturation_viewdata.view_data(*_saturation(d, T))
+        out += [(name, data["curve"]) for name in SERIES_COLUMNS if name.startswith("saturation")]
+    for T in (100, 4096, 1_000_000):
+        s = CostSettings(T=T)
+        out.append(("cost-figure", cost_viewdata.view_data(s.cost, s.gpu_gb)["lines"]))
+    return out
+
+
+def _saturation(d: int, T: int):
+    s = SaturationSettings(d=d, T=T)
+    return s.curve, s.point
+
+
+def test_the_further_explorers_figures_read_as_tables():
+    """Every point of the "Why ÷√d" and cost curves is a row of its table, with the source's numbers."""
+    assert {n for n, spec in FIGURE_TABLES.items() if spec[0] == "series"} == set(SERIES_COLUMNS)
+    for name, data in series_sources():
+        (x, _), *rest = SERIES_COLUMNS[name]
+        table = series_table(data, SERIES_COLUMNS[name])
+        assert len(table["rows"]) == len(data[x]) and len(table["columns"]) == len(rest)
+        for (column, _), j in zip(rest, range(len(rest))):
+            want = [v if isinstance(v, str) else fmt(v) for v in data[column]]
+            assert [row[j] for row in table["body"]] == want
+    spread = series_table(series_sources()[0][1], SERIES_COLUMNS["saturation-spread"])
+    assert spread["rows"][:3] == ["2", "4", "8"]
+
+
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_js_tables_and_names_match_python():
     """static/a11y.js builds the same tables from the figures' sources as widgets/a11y.py, text exactly, and
@@ -155,7 +193,9 @@ def test_js_tables_and_names_match_python():
         {"key": ["cat"], "students": [1]},
         {"key": ["<b>", "it"], "students": [3, 0]},
     ]
-    out = run_node(DRIVER, {"tables": batch, "names": names, "bars": bars}, timeout=120)
+    series = [[data, SERIES_COLUMNS[name]] for name, data in series_sources()]
+    out = run_node(DRIVER, {"tables": batch, "names": names, "bars": bars, "series": series}, timeout=120)
+    assert out["series"] == [series_table(data, columns) for data, columns in series]
     assert out["names"] == [accessible_names(labels, C, d) for labels, C, d in shapes]
     assert out["bars"] == [bars_table(b) for b in bars]
     got = out["tables"]

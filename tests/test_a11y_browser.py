@@ -15,7 +15,10 @@ from playwright.sync_api import expect
 from app.export import export
 from core.presets import CHAPTER, PRESETS
 from tests.conftest import ROOT, serve
-from widgets.a11y import figure_tables
+from widgets import cost_viewdata, saturation_viewdata
+from widgets.a11y import SERIES_COLUMNS, figure_tables, series_table
+from widgets.cost_state import CostSettings
+from widgets.saturation_state import SaturationSettings
 from widgets.state import HeadState
 from widgets.viewdata import view_data
 
@@ -58,25 +61,20 @@ def chapter_tables(x_it_0: float = 0.2) -> dict:
 
 
 def table_rows(page, figure: str) -> list[list[str]]:
-    """The figure's table as the page shows it: header row, then one list per token."""
-    return page.evaluate(
-        """(figure) => [...document.querySelectorAll(`details[data-figure="${figure}"] tr`)]
-             .map(tr => [...tr.children].map(c => c.textContent))""",
-        figure,
+    """The figure's table as the page shows it: header row, then one list per token (shadow roots too:
+    the export's further explorers live in a Div's)."""
+    return page.locator(f'details[data-figure="{figure}"] tr').evaluate_all(
+        "trs => trs.map(tr => [...tr.children].map(c => c.textContent))"
     )
 
 
 def expect_table(page, figure: str, table: dict) -> None:
-    page.wait_for_function(
-        """([figure, want]) => {
-             const rows = [...document.querySelectorAll(`details[data-figure="${figure}"] tbody tr`)];
-             return rows.length && JSON.stringify(rows.map(tr => [...tr.children].map(c => c.textContent)))
-               === JSON.stringify(want);
-           }""",
-        arg=[figure, [[r, *cells] for r, cells in zip(table["rows"], table["body"])]],
-        timeout=10_000,
-    )
-    assert table_rows(page, figure)[0] == ["", *table["columns"]]
+    want = [["", *table["columns"]], *([r, *cells] for r, cells in zip(table["rows"], table["body"]))]
+    for _ in range(100):
+        if table_rows(page, figure) == want:
+            return
+        page.wait_for_timeout(100)
+    assert table_rows(page, figure) == want
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +93,31 @@ def open_page(page, url: str):
     hook = "Bokeh.require('core/dom_view').DOMView.prototype.r_after_render"
     assert page.evaluate(f"() => {hook}.a11y === true")  # static/a11y.js's hook is in place
     return errors
+
+
+def further_tables() -> dict:
+    """The further explorers' figures' tables on their defaults."""
+    sat, cost = SaturationSettings(), CostSettings()
+    sources = {name: saturation_viewdata.view_data(sat.curve, sat.point)["curve"] for name in SERIES_COLUMNS}
+    sources["cost-figure"] = cost_viewdata.view_data(cost.cost, cost.gpu_gb)["lines"]
+    return {name: series_table(sources[name], columns) for name, columns in SERIES_COLUMNS.items()}
+
+
+TAB_FIGURES = {
+    "Why ÷√d": ("saturation-spread", "saturation-weight", "saturation-entropy"),
+    "Long-context cost": ("cost-figure",),
+}
+# No horizontal page scroll at 200 % zoom of a 1280 px window (WCAG 1.4.10): wide figures scroll in a panel.
+ZOOMED = {"width": 640, "height": 800}
+PAGE_WIDER_THAN_VIEW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+
+
+def open_tables(page, tab: str) -> None:
+    """Open the tab's figures' tables and check them against Python's."""
+    tables = further_tables()
+    for figure in TAB_FIGURES[tab]:
+        page.locator(f'details[data-figure="{figure}"] > summary').click()
+        expect_table(page, figure, tables[figure])
 
 
 def test_export_has_no_axe_violations_and_names_every_slider(page, export_url, artifacts):
@@ -116,6 +139,7 @@ def test_export_has_no_axe_violations_and_names_every_slider(page, export_url, a
         # Its Bokeh document is embedded when the tab first opens: wait for one of its fields.
         page.get_by_label(field, exact=True).wait_for(timeout=20_000)
         page.wait_for_timeout(300)
+        open_tables(page, tab)
         assert axe_violations(page, ".area-more") == [], tab
     tables = chapter_tables()
     for figure in FIGURES:
@@ -214,6 +238,8 @@ def test_served_page_and_its_tabs_have_no_axe_violations(page, served_app):
         # The tab's explorer is built when first opened: wait for one of its parts, then check that part.
         page.get_by_role(role, name=field, exact=True).wait_for(timeout=20_000)
         page.wait_for_timeout(500)
+        if tab in TAB_FIGURES:
+            open_tables(page, tab)
         assert axe_violations(page, ".area-more") == [], tab
     assert page.get_by_role("combobox", name="Run", exact=True).count() == 1
     assert errors == []
@@ -281,3 +307,28 @@ def test_a11y_js_says_so_when_its_bokeh_hook_is_gone(page):
     page.add_script_tag(path=str(ROOT / "static" / "a11y.js"))
     assert page.evaluate("() => A11y.hooked") is False
     assert any("a11y.js: this BokehJS has no DOMView.r_after_render" in e for e in errors), errors
+
+
+def zoomed_without_page_scroll(page, url: str, open_tab, artifacts, name: str) -> None:
+    open_page(page, url)
+    page.set_viewport_size(ZOOMED)
+    page.wait_for_timeout(500)
+    assert page.evaluate(PAGE_WIDER_THAN_VIEW) <= 0, "the head explorer"
+    for tab, field in (("Why ÷√d", "seed"), ("Long-context cost", "T exactly")):
+        open_tab(tab)
+        page.get_by_label(field, exact=True).wait_for(timeout=20_000)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(artifacts / f"a11y-zoom-{name}-{TAB_FIGURES[tab][0]}.png"), full_page=True)
+        assert page.evaluate(PAGE_WIDER_THAN_VIEW) <= 0, tab
+
+
+def test_export_at_200_percent_zoom_scrolls_only_inside_panels(page, export_url, artifacts):
+    zoomed_without_page_scroll(
+        page, export_url, lambda tab: page.get_by_role("tab", name=tab).click(), artifacts, "export"
+    )
+
+
+def test_served_page_at_200_percent_zoom_scrolls_only_inside_panels(page, served_app, artifacts):
+    zoomed_without_page_scroll(
+        page, served_app, lambda tab: page.get_by_role("tab", name=tab).click(), artifacts, "served"
+    )

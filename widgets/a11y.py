@@ -19,6 +19,7 @@ Both reach the browser as two ColumnDataSources in the document (`names_source`,
 
 from __future__ import annotations
 
+import json
 import math
 
 from bokeh.models import ColumnDataSource
@@ -52,6 +53,35 @@ FIGURE_TABLES = {
     "qkv": ("cells", "qkv-cells", "Q, K and V as a table", False),
     # the teacher's page (widgets/class_view.py): how many students' query rows peak at each key
     "class-chart": ("bars", "class-top-keys", "The class as a table", False),
+    # the further explorers (widgets/saturation_page.py, widgets/cost_page.py): a row per point of the curves
+    "saturation-spread": ("series", "saturation-curve", "The spread against d as a table", False),
+    "saturation-weight": ("series", "saturation-curve", "The largest weight against d as a table", False),
+    "saturation-entropy": ("series", "saturation-curve", "The entropy against d as a table", False),
+    "cost-figure": ("series", "cost-lines", "The FLOPs against T as a table", False),
+}
+# A "series" table's columns: (source column, header), the first one heading the rows.
+SERIES_COLUMNS = {
+    "saturation-spread": (
+        ("d", "d"),
+        ("score_std", "spread, raw q·k"),
+        ("scaled_score_std", "spread, q·k ÷ √d"),
+    ),
+    "saturation-weight": (
+        ("d", "d"),
+        ("max_weight_raw", "largest weight, without ÷√d"),
+        ("max_weight_scaled", "largest weight, with ÷√d"),
+    ),
+    "saturation-entropy": (
+        ("d", "d"),
+        ("entropy_raw", "entropy, without ÷√d"),
+        ("entropy_scaled", "entropy, with ÷√d"),
+    ),
+    "cost-figure": (
+        ("T_text", "T"),
+        ("qk_text", "Q·Kᵀ FLOPs"),
+        ("proj_text", "projection FLOPs"),
+        ("proj_mha_text", "projection FLOPs without K/V sharing"),
+    ),
 }
 
 
@@ -93,6 +123,7 @@ def figures_source(figures: dict = FIGURE_TABLES) -> ColumnDataSource:
             "source": [f[1] for f in figures.values()],
             "summary": [f[2] for f in figures.values()],
             "announce": [f[3] for f in figures.values()],
+            "columns": [json.dumps(SERIES_COLUMNS.get(name, []), ensure_ascii=False) for name in figures],
         },
         name=FIGURES_SOURCE,
     )
@@ -205,6 +236,24 @@ def bars_table(bars: dict) -> dict:
         else "No student's row yet."
     )
     return {"columns": ["students"], "rows": keys, "body": [[str(n)] for n in counts], "note": note}
+
+
+def _series_cell(value, heads_row: bool) -> str:
+    if isinstance(value, str):
+        return value
+    return str(round(float(value))) if heads_row else fmt(float(value))
+
+
+def series_table(data: dict, columns) -> dict:
+    """A line plot's points as a table: a row per point, headed by its first column (d, or T)."""
+    (x, x_header), rest = columns[0], columns[1:]
+    n = len(data[x])
+    return {
+        "columns": [header for _, header in rest],
+        "rows": [_series_cell(v, True) for v in data[x]],
+        "body": [[_series_cell(data[c][i], False) for c, _ in rest] for i in range(n)],
+        "note": f"A row per point of the curves, {n} in all; the rows are headed by {x_header}.",
+    }
 
 
 def figure_sources(data: dict) -> dict[str, tuple[dict, dict | None]]:
