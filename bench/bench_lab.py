@@ -101,6 +101,18 @@ async ([n, kind, runs]) => {
 """
 
 
+def open_served_lab(browser, base: str):
+    """A page of the served app at BASE with its Training lab tab open and drawn."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1500})
+    page.goto(f"{base}/main")
+    page.locator(".bk-tab", has_text="Training lab").click()
+    page.wait_for_function(
+        "() => Bokeh.documents.some(d => d.get_model_by_name('lab-weights-cells'))", timeout=60000
+    )
+    page.wait_for_timeout(1000)
+    return page
+
+
 def rounds(page, lab_js: str, n_rounds: int, moves: int) -> dict:
     out = {"main head": [], "lab snapshot": [], "lab run": []}
     for _ in range(n_rounds):
@@ -134,13 +146,7 @@ def main(argv=None) -> int:
         lines += report("export", rounds(page, EXPORT_LAB_JS, args.rounds, args.moves))
         page.close()
         with serve("app/main.py") as base:
-            page = browser.new_page(viewport={"width": 1400, "height": 1500})
-            page.goto(f"{base}/main")
-            page.locator(".bk-tab", has_text="Training lab").click()
-            page.wait_for_function(
-                "() => Bokeh.documents.some(d => d.get_model_by_name('lab-weights-cells'))", timeout=60000
-            )
-            page.wait_for_timeout(1000)
+            page = open_served_lab(browser, base)
             lines += report("served", rounds(page, SERVED_LAB_JS, args.rounds, args.moves))
         browser.close()
     print("\n".join(lines))

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from bench.bench_lab import RUNS  # noqa: E402
+from bench.bench_lab import RUNS, open_served_lab  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, serve  # noqa: E402
 
 INSTRUMENT_JS = """
@@ -127,13 +127,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     with sync_playwright() as p, serve("app/main.py") as base:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1500})
-        page.goto(f"{base}/main")
-        page.locator(".bk-tab", has_text="Training lab").click()
-        page.wait_for_function(
-            "() => Bokeh.documents.some(d => d.get_model_by_name('lab-weights-cells'))", timeout=60000
-        )
-        page.wait_for_timeout(1000)
+        page = open_served_lab(browser, base)
         if args.stacks:
             page.evaluate("() => { window.__stacks = true; Error.stackTraceLimit = 60; }")
         print("views instrumented:", page.evaluate(INSTRUMENT_JS))
