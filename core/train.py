@@ -758,6 +758,13 @@ def raw_weights_of(snap: dict, sw: dict) -> np.ndarray:
     ).weights
 
 
+def small(x: float) -> str:
+    """A loss or ratio in a sentence: three decimals, or two significant figures below 0.01 (not "0.000")."""
+    if x >= 0.01 or x <= 0:
+        return f"{x:.3f}"
+    return f"{x:.{1 - math.floor(math.log10(x))}f}"
+
+
 def findings(runs: dict) -> dict:
     """What each run showed, as sentences built from its numbers, and whether the claim held at this size.
 
@@ -817,8 +824,8 @@ def findings(runs: dict) -> dict:
                 f"{sat['no-scale']:.2f} without ÷√d and {sat['wide-scaled']:.2f} with it (on the probe).",
                 f"Training loss first below 1.0 at step {s_n} without ÷√d, {s_w} with it; below 0.1 at "
                 f"{t_n} and {t_w}.",
-                f"Final held-out loss {last('no-scale')['eval_loss']:.3f} against "
-                f"{last('wide-scaled')['eval_loss']:.3f}: slower, "
+                f"Final held-out loss {small(last('no-scale')['eval_loss'])} against "
+                f"{small(last('wide-scaled')['eval_loss'])}: slower, "
                 + (
                     "but it does learn: 'barely learns' does not hold at this size."
                     if learns
@@ -891,7 +898,7 @@ def findings(runs: dict) -> dict:
         out["no-mask"] = (
             "reproduced" if ok else "not reproduced",
             [
-                f"Training loss {lt:.4f} against {li:.3f} for the masked model ({lt / li:.3f}×).",
+                f"Training loss {small(lt)} against {small(li)} for the masked model ({small(lt / li)}×).",
                 "Generating one token at a time, so nothing ahead exists, its loss is "
                 f"{e['honest_loss']:.2f}, "
                 f"against {ei['eval_loss']:.3f} for the masked model and ln "
