@@ -135,8 +135,9 @@
     return t < 0 ? `rgb(${mix(247, 33)},${mix(247, 102)},${mix(247, 172)})` : `rgb(${mix(247, 178)},${mix(247, 24)},${mix(247, 43)})`;
   }
 
-  // WCAG relative luminance of an "rgb(r, g, b)" colour, and whether dark text (#1a1a1a) reads better on
-  // it than white: each number keeps 4.5 : 1 against its cell, whatever the colour scale.
+  // WCAG relative luminance of an "rgb(r, g, b)" colour, and whether black text reads better on it than
+  // white. Black, not a softer dark grey: with #1a1a1a, cells of luminance ~0.16-0.23 (mid blues) reach
+  // 4.5 : 1 with neither; with black every colour reaches it with one of the two (axe-core found the gap).
   function luminance(rgb) {
     const [r, g, b] = rgb.match(/\d+/g).slice(0, 3).map((c) => {
       const v = Number(c) / 255;
@@ -144,10 +145,15 @@
     });
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   }
-  const DARK_INK = luminance('rgb(26, 26, 26)');
+  const DARK_INK = 0; // black
   function darkText(background) {
     const L = luminance(background);
     return (L + 0.05) / (DARK_INK + 0.05) >= 1.05 / (L + 0.05);
+  }
+  /** The contrast of a cell's number (in the ink darkText picks) against the cell's colour. */
+  function inkContrast(background) {
+    const L = luminance(background);
+    return darkText(background) ? (L + 0.05) / (DARK_INK + 0.05) : 1.05 / (L + 0.05);
   }
 
   /** A matrix as a table of coloured cells with their numbers; `outlineRow` frames the query's row. */
@@ -171,7 +177,7 @@
           ? el('td', {}, [el('span', { 'aria-hidden': 'true', text: '0' }), el('span', { class: 'lab-sr-only', text: 'masked' })])
           : el('td', { text: AttentionHead.fmt(v) });
         td.style.background = masked ? '#d4d4d4' : colour(v);
-        if (!masked && darkText(td.style.background) === false) td.style.color = '#fff';
+        if (!masked) td.style.color = darkText(td.style.background) ? '#000' : '#fff';
         td.dataset.value = masked ? 'masked' : String(v);
         tr.appendChild(td);
       });
@@ -313,5 +319,5 @@
     return mount(body, lab);
   }
 
-  return { unf16, labViewData, curves, mount, fill, tokenLabels };
+  return { unf16, labViewData, curves, mount, fill, tokenLabels, blue, diverging, inkContrast };
 });

@@ -62,3 +62,23 @@ def test_js_lab_shows_the_cores_head():
             np.testing.assert_array_equal(np.array(js["layer0"]), unf16(snap["maps"]["0"]))
         else:
             assert js["layer0"] is None
+
+
+def test_every_cell_colour_keeps_its_number_readable():
+    """WCAG AA (4.5 : 1) for a heatmap cell's number, along both colour scales, in the ink lab.js picks."""
+    worst = subprocess.run(
+        [
+            NODE,
+            "-e",
+            "const lab = require(process.argv[1] + '/static/lab.js'); let worst = Infinity;"
+            "for (let k = -1000; k <= 1000; k++) { const v = k / 1000;"
+            " const cells = [lab.diverging(v, 1), lab.blue(Math.abs(v))];"
+            " for (const c of cells) worst = Math.min(worst, lab.inkContrast(c)); }"
+            "process.stdout.write(String(worst));",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert float(worst.stdout) >= 4.5, worst.stderr
