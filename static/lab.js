@@ -156,32 +156,52 @@
     return darkText(background) ? (L + 0.05) / (DARK_INK + 0.05) : 1.05 / (L + 0.05);
   }
 
-  /** A matrix as a table of coloured cells with their numbers; `outlineRow` frames the query's row. */
+  /** A matrix as a table of coloured cells with their numbers; `outlineRow` frames the query's row.
+   * A table of the same size is kept and only its texts and colours change (a run switch or a snapshot
+   * move then costs the browser no new elements: bench/RESULTS-lab.md). */
   function heatmap(table, M, rowLabels, colLabels, options) {
     const { hidden = null, colour, outlineRow = -1, name, corner = '' } = options;
-    table.textContent = '';
-    table.className = 'lab-heatmap';
+    const nCols = colLabels.length;
+    if (table.rows.length !== M.length + 1 || table.rows[0].cells.length !== nCols + 1) {
+      table.textContent = '';
+      table.className = 'lab-heatmap';
+      // the corner names what the rows and columns are (a header cell, so no cell of the table is blank)
+      table.appendChild(el('tr', {}, [el('th', { class: 'corner' })].concat(
+        colLabels.map(() => el('th', { scope: 'col' })))));
+      M.forEach(() => table.appendChild(el('tr', {}, [el('th', { scope: 'row' })].concat(
+        colLabels.map(() => el('td'))))));
+    }
     table.dataset.name = name;
-    // the corner names what the rows and columns are (a header cell, so no cell of the table is blank)
-    const head = el('tr', {}, [el('th', { text: corner, class: 'corner' })].concat(
-      colLabels.map((c) => el('th', { text: c, scope: 'col' }))));
-    table.appendChild(head);
+    const setText = (node, text) => { if (node.textContent !== text) node.textContent = text; };
+    const head = table.rows[0].cells;
+    setText(head[0], corner);
+    colLabels.forEach((c, j) => setText(head[j + 1], c));
     M.forEach((r, i) => {
-      const rowHead = el('th', { text: rowLabels[i], scope: 'row' });
+      const tr = table.rows[i + 1];
+      tr.className = i === outlineRow ? 'query-row' : '';
+      const rowHead = tr.cells[0];
+      setText(rowHead, rowLabels[i]);
       if (i === outlineRow) rowHead.appendChild(el('span', { class: 'lab-sr-only', text: ' (the query)' }));
-      const tr = el('tr', i === outlineRow ? { class: 'query-row' } : {}, [rowHead]);
       r.forEach((v, j) => {
+        const td = tr.cells[j + 1];
         const masked = hidden && hidden[i][j];
-        // a masked cell shows 0 and is heard as "masked"
-        const td = masked
-          ? el('td', {}, [el('span', { 'aria-hidden': 'true', text: '0' }), el('span', { class: 'lab-sr-only', text: 'masked' })])
-          : el('td', { text: AttentionHead.fmt(v) });
-        td.style.background = masked ? '#d4d4d4' : colour(v);
-        if (!masked) td.style.color = darkText(td.style.background) ? '#000' : '#fff';
-        td.dataset.value = masked ? 'masked' : String(v);
-        tr.appendChild(td);
+        if (masked) { // shows 0 and is heard as "masked"
+          if (td.dataset.value !== 'masked') {
+            td.textContent = '';
+            td.appendChild(el('span', { 'aria-hidden': 'true', text: '0' }));
+            td.appendChild(el('span', { class: 'lab-sr-only', text: 'masked' }));
+            td.style.background = '#d4d4d4';
+            td.style.color = '';
+            td.dataset.value = 'masked';
+          }
+          return;
+        }
+        const background = colour(v);
+        td.textContent = AttentionHead.fmt(v);
+        td.style.background = background;
+        td.style.color = darkText(background) ? '#000' : '#fff';
+        td.dataset.value = String(v);
       });
-      table.appendChild(tr);
     });
   }
 
@@ -260,11 +280,14 @@
     const chartBox = el('div', { class: 'lab-figure lab-loss' }, [el('h3', { text: 'Loss during training' }), svg]);
     container.appendChild(chartBox);
     let chart = null; // the run's curves, kept to redraw the chart when its box changes width
-    const drawChart = () => { if (chart) lossChart(svg, chart.lines, chart.steps, chartBox.clientWidth); };
+    // The box's width as the ResizeObserver last said (never read from the element in a draw: that would
+    // lay the page out once more, mid-draw); until it has said, the chart is drawn at its widest.
+    let chartWidth = 0;
+    const drawChart = () => { if (chart) lossChart(svg, chart.lines, chart.steps, chartWidth); };
     if (typeof ResizeObserver !== 'undefined') {
-      let drawnAt = -1;
-      new ResizeObserver(() => {
-        if (chartBox.clientWidth !== drawnAt) { drawnAt = chartBox.clientWidth; drawChart(); }
+      new ResizeObserver((entries) => {
+        const width = Math.round(entries[entries.length - 1].contentRect.width);
+        if (width !== chartWidth) { chartWidth = width; drawChart(); }
       }).observe(chartBox);
     }
 
