@@ -52,6 +52,9 @@ async (n) => {
 }
 """
 
+# Tall enough that the head's figures and the whole lab are on screen at once, in both pages: a lab below
+# the fold would be laid out but not painted, and a student switching runs is looking at it.
+VIEWPORT = {"width": 1400, "height": 4000}
 RUNS = ["previous-token", "induction", "tied-qk", "no-mask", "top-1"]
 
 # The lab's moves, the same in both pages (static/lab.js draws it in both): the clock stops at the first
@@ -93,7 +96,7 @@ async ([n, kind, runs]) => {
 def open_served_lab(browser, base: str):
     """A page of the served app at BASE with its Training lab tab open and drawn; also how long the lab took
     from the tab's click to its weights table (ms: the runs' data arriving, static/lab.js's first draw)."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1500})
+    page = browser.new_page(viewport=VIEWPORT)
     page.goto(f"{base}/main")
     page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=60000)
     page.wait_for_timeout(1000)
@@ -132,7 +135,7 @@ def main(argv=None) -> int:
     lines = ["| page | what moves | moves | median ms | ÷ main head |", "| --- | --- | --- | --- | --- |"]
     with sync_playwright() as p, tempfile.TemporaryDirectory() as tmp:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1500})
+        page = browser.new_page(viewport=VIEWPORT)
         out = export(Path(tmp) / "explorer.html")
         page.goto(out.as_uri())
         page.wait_for_selector("#training-lab table[data-name=weights]")

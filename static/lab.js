@@ -156,6 +156,8 @@
     return darkText(background) ? (L + 0.05) / (DARK_INK + 0.05) : 1.05 / (L + 0.05);
   }
 
+  const CORNER_PX = 76, CELL_PX = 40; // as static/lab.css's table.lab-heatmap th.corner and td (with borders)
+
   /** A matrix as a table of coloured cells with their numbers; `outlineRow` frames the query's row.
    * A table of the same size is kept and only its texts and colours change (a run switch or a snapshot
    * move then costs the browser no new elements: bench/RESULTS-lab.md). */
@@ -165,6 +167,9 @@
     if (table.rows.length !== M.length + 1 || table.rows[0].cells.length !== nCols + 1) {
       table.textContent = '';
       table.className = 'lab-heatmap';
+      // a fixed table layout: its columns' widths are set here, so new numbers never make the browser
+      // measure every cell again (CSS: CORNER_PX for the first column, CELL_PX for each other)
+      table.style.width = `${CORNER_PX + CELL_PX * nCols}px`;
       // the corner names what the rows and columns are (a header cell, so no cell of the table is blank)
       table.appendChild(el('tr', {}, [el('th', { class: 'corner' })].concat(
         colLabels.map(() => el('th', { scope: 'col' })))));
@@ -190,16 +195,18 @@
             td.textContent = '';
             td.appendChild(el('span', { 'aria-hidden': 'true', text: '0' }));
             td.appendChild(el('span', { class: 'lab-sr-only', text: 'masked' }));
-            td.style.background = '#d4d4d4';
+            td.style.backgroundColor = '#d4d4d4';
             td.style.color = '';
+            td.dataset.ink = '';
             td.dataset.value = 'masked';
           }
           return;
         }
-        const background = colour(v);
-        td.textContent = AttentionHead.fmt(v);
-        td.style.background = background;
-        td.style.color = darkText(background) ? '#000' : '#fff';
+        const background = colour(v), ink = darkText(background) ? '#000' : '#fff';
+        if (td.dataset.value === 'masked') td.textContent = '';
+        setText(td, AttentionHead.fmt(v));
+        td.style.backgroundColor = background;
+        if (td.dataset.ink !== ink) { td.style.color = ink; td.dataset.ink = ink; }
         td.dataset.value = String(v);
       });
     });
