@@ -14,6 +14,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 WIDTHS = (390, 760, 1400)
 # The steps panel: how far its text reaches past its box (0 when nothing is cut or needs a sideways scroll).
 STEPS_OVERFLOW = "el => el.scrollWidth - el.clientWidth"
+PAGE_OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
 
 
 def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widths=WIDTHS) -> None:
@@ -49,6 +50,7 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
         steps.scroll_into_view_if_needed()
         page.wait_for_timeout(100)
         assert steps.evaluate(STEPS_OVERFLOW) <= 1, width
+        assert page.evaluate(PAGE_OVERFLOW) <= 0, width  # wide tables scroll in their own box, not the page
         steps.screenshot(path=str(artifacts / f"lab-{name}-steps-{width}.png"))
     page.set_viewport_size({"width": 1440, "height": 1000})
     lab.locator("select.lab-run").select_option("no-scale")
