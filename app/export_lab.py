@@ -1,32 +1,19 @@
 """The training lab in the static export: one <section> with the shipped runs inlined and static/lab.js.
 
 `with_lab(page_html)` puts the section into an exported page (after the head's <main>, or at the end of a
-fragment). The lab draws itself in plain DOM from the inlined JSON (no Bokeh models, no network); the
-claim and findings text is made here by the same Python as the served lab (widgets/lab_data.describe).
+fragment). static/lab.js draws the lab in plain DOM from the inlined JSON (no Bokeh models, no network),
+from the same data and with the same code as the served page's lab (widgets/lab_view.py).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from widgets.lab_data import LAB_INTRO, describe, load_lab
+from widgets.lab_data import lab_json
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB_JS = ROOT / "static" / "lab.js"
 LAB_CSS = ROOT / "static" / "lab.css"
-
-INTRO = "<h2>Training lab</h2>" + LAB_INTRO
-
-
-def lab_payload() -> dict:
-    lab = load_lab()
-    runs, index = lab["runs"], lab["index"]
-    return {
-        "order": index["runs"],
-        "runs": runs,
-        "described": {n: describe(r, index) for n, r in runs.items()},
-    }
 
 
 def _script(text: str) -> str:
@@ -35,17 +22,15 @@ def _script(text: str) -> str:
 
 def lab_section() -> str:
     """The lab's HTML: a section, its styles, the data and the code that draws it."""
-    data = json.dumps(lab_payload(), separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    data = lab_json().replace("</", "<\\/")
     mount = (
-        "(function () { const box = document.getElementById('training-lab');"
-        " window.TrainingLabPage = TrainingLab.mount(box.querySelector('.lab-body'),"
+        "(function () { window.TrainingLabPage = TrainingLab.fill(document.getElementById('training-lab'),"
         " JSON.parse(document.getElementById('training-lab-data').textContent)); })();"
     )
     return "\n".join(
         [
             f"<style>{LAB_CSS.read_text()}</style>",
-            f'<section id="training-lab" class="training-lab" aria-label="Training lab">{INTRO}'
-            '<div class="lab-body"></div></section>',
+            '<section id="training-lab" class="training-lab" aria-label="Training lab"></section>',
             f'<script type="application/json" id="training-lab-data">{data}</script>',
             _script(LAB_JS.read_text()),
             _script(mount),

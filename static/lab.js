@@ -1,8 +1,14 @@
 /*
- * The training lab in the exported page: pure DOM, drawn from the shipped runs (static/lab/*.json, inlined
- * by app/export_lab.py). The shown head is recomputed at each snapshot by the JavaScript port of the core
- * (static/attention.js, `AttentionHead.attend` and `viewData`), as widgets/lab_data.py does with the numpy
- * core in the served page; the claim and findings text comes made by Python, inlined with the data.
+ * The training lab, in both pages: pure DOM, drawn from the shipped runs (static/lab/*.json). The static
+ * export inlines them with this file (app/export_lab.py); the served page sends them once, when its tab is
+ * first opened, to a Panel JSComponent that carries this file (widgets/lab_view.py). Either way a run
+ * switch or a snapshot move is drawn here, in the browser, with no server. The shown head is recomputed
+ * at each snapshot by the JavaScript port of the core (static/attention.js, `AttentionHead.attend` and
+ * `viewData`), held equal to numpy by tests/test_parity.py and tests/test_lab_parity.py; the claim and
+ * findings text comes made by Python (widgets/lab_data.describe), inside the data.
+ *
+ * Every heatmap is a real table (row and column headers are the token labels or the stream and head
+ * components; masked cells and the query's row are said in words), so a screen reader reads its numbers.
  *
  * In a page it defines the global `TrainingLab`; in Node, require() returns the same object.
  */
@@ -129,8 +135,9 @@
     return t < 0 ? `rgb(${mix(247, 33)},${mix(247, 102)},${mix(247, 172)})` : `rgb(${mix(247, 178)},${mix(247, 24)},${mix(247, 43)})`;
   }
 
-  // WCAG relative luminance of an "rgb(r, g, b)" colour, and whether dark text (#1a1a1a) reads better on
-  // it than white: each number keeps 4.5 : 1 against its cell, whatever the colour scale.
+  // WCAG relative luminance of an "rgb(r, g, b)" colour, and whether black text reads better on it than
+  // white. Black, not a softer dark grey: with #1a1a1a, cells of luminance ~0.16-0.23 (mid blues) reach
+  // 4.5 : 1 with neither; with black every colour reaches it with one of the two (axe-core found the gap).
   function luminance(rgb) {
     const [r, g, b] = rgb.match(/\d+/g).slice(0, 3).map((c) => {
       const v = Number(c) / 255;
@@ -138,31 +145,70 @@
     });
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   }
-  const DARK_INK = luminance('rgb(26, 26, 26)');
+  const DARK_INK = 0; // black
   function darkText(background) {
     const L = luminance(background);
     return (L + 0.05) / (DARK_INK + 0.05) >= 1.05 / (L + 0.05);
   }
+  /** The contrast of a cell's number (in the ink darkText picks) against the cell's colour. */
+  function inkContrast(background) {
+    const L = luminance(background);
+    return darkText(background) ? (L + 0.05) / (DARK_INK + 0.05) : 1.05 / (L + 0.05);
+  }
 
-  /** A matrix as a table of coloured cells with their numbers; `outlineRow` frames the query's row. */
+  const CORNER_PX = 76, CELL_PX = 40; // as static/lab.css's table.lab-heatmap th.corner and td (with borders)
+
+  /** A matrix as a table of coloured cells with their numbers; `outlineRow` frames the query's row.
+   * A table of the same size is kept and only its texts and colours change (a run switch or a snapshot
+   * move then costs the browser no new elements: bench/RESULTS-lab.md). */
   function heatmap(table, M, rowLabels, colLabels, options) {
-    const { hidden = null, colour, outlineRow = -1, name } = options;
-    table.textContent = '';
-    table.className = 'lab-heatmap';
+    const { hidden = null, colour, outlineRow = -1, name, corner = '' } = options;
+    const nCols = colLabels.length;
+    if (table.rows.length !== M.length + 1 || table.rows[0].cells.length !== nCols + 1) {
+      table.textContent = '';
+      table.className = 'lab-heatmap';
+      // a fixed table layout: its columns' widths are set here, so new numbers never make the browser
+      // measure every cell again (CSS: CORNER_PX for the first column, CELL_PX for each other)
+      table.style.width = `${CORNER_PX + CELL_PX * nCols}px`;
+      // the corner names what the rows and columns are (a header cell, so no cell of the table is blank)
+      table.appendChild(el('tr', {}, [el('th', { class: 'corner' })].concat(
+        colLabels.map(() => el('th', { scope: 'col' })))));
+      M.forEach(() => table.appendChild(el('tr', {}, [el('th', { scope: 'row' })].concat(
+        colLabels.map(() => el('td'))))));
+    }
     table.dataset.name = name;
-    const head = el('tr', {}, [el('td')].concat(colLabels.map((c) => el('th', { text: c, scope: 'col' }))));
-    table.appendChild(head);
+    const setText = (node, text) => { if (node.textContent !== text) node.textContent = text; };
+    const head = table.rows[0].cells;
+    setText(head[0], corner);
+    colLabels.forEach((c, j) => setText(head[j + 1], c));
     M.forEach((r, i) => {
-      const tr = el('tr', i === outlineRow ? { class: 'query-row' } : {}, [el('th', { text: rowLabels[i], scope: 'row' })]);
+      const tr = table.rows[i + 1];
+      tr.className = i === outlineRow ? 'query-row' : '';
+      const rowHead = tr.cells[0];
+      setText(rowHead, rowLabels[i]);
+      if (i === outlineRow) rowHead.appendChild(el('span', { class: 'lab-sr-only', text: ' (the query)' }));
       r.forEach((v, j) => {
+        const td = tr.cells[j + 1];
         const masked = hidden && hidden[i][j];
-        const td = el('td', { text: masked ? '0' : AttentionHead.fmt(v) });
-        td.style.background = masked ? '#d4d4d4' : colour(v);
-        if (!masked && darkText(td.style.background) === false) td.style.color = '#fff';
-        td.dataset.value = masked ? 'masked' : String(v);
-        tr.appendChild(td);
+        if (masked) { // shows 0 and is heard as "masked"
+          if (td.dataset.value !== 'masked') {
+            td.textContent = '';
+            td.appendChild(el('span', { 'aria-hidden': 'true', text: '0' }));
+            td.appendChild(el('span', { class: 'lab-sr-only', text: 'masked' }));
+            td.style.backgroundColor = '#d4d4d4';
+            td.style.color = '';
+            td.dataset.ink = '';
+            td.dataset.value = 'masked';
+          }
+          return;
+        }
+        const background = colour(v), ink = darkText(background) ? '#000' : '#fff';
+        if (td.dataset.value === 'masked') td.textContent = '';
+        setText(td, AttentionHead.fmt(v));
+        td.style.backgroundColor = background;
+        if (td.dataset.ink !== ink) { td.style.color = ink; td.dataset.ink = ink; }
+        td.dataset.value = String(v);
       });
-      table.appendChild(tr);
     });
   }
 
@@ -212,12 +258,21 @@
     const sliderLabel = el('span', { class: 'lab-snapshot-label' });
     const querySelect = el('select', { 'aria-label': 'Query token', class: 'lab-query' });
     const text = el('div', { class: 'lab-text' });
+    // each table is named by the heading above it
+    let ids = 0;
+    const uid = (what) => `lab-${what}-${++ids}-${Math.random().toString(36).slice(2, 8)}`;
+    const figureBox = (title, table, cls = 'lab-figure') => {
+      const id = uid('title');
+      table.setAttribute('aria-labelledby', id);
+      return el('div', { class: cls }, [el('h3', { text: title, id: id }), table]);
+    };
     const weights = el('table'), layer0 = el('table'), wq = el('table'), wk = el('table');
-    const layer0Box = el('div', { class: 'lab-figure' }, [el('h3', { text: "Layer 0's weights on the probe" }), layer0]);
-    const wBox = el('div', { class: 'lab-figure' }, [el('h3', { text: 'Learned W_Q (rows: stream, columns: head)' }), wq,
-      el('h3', { text: 'Learned W_K' }), wk]);
+    const weightsBox = figureBox("The learned head's weights on the probe", weights);
+    const layer0Box = figureBox("Layer 0's weights on the probe", layer0);
+    const wBox = el('div', { class: 'lab-figure' }, [
+      figureBox('Learned W_Q (rows: stream, columns: head)', wq, 'lab-w'), figureBox('Learned W_K', wk, 'lab-w')]);
     // it scrolls sideways for long vectors: a named Tab stop, so a keyboard can scroll it too
-    const steps = el('div', { class: 'lab-steps', tabindex: '0', role: 'region', 'aria-label': 'The steps for the chosen query' });
+    const steps = el('div', { class: 'lab-steps', tabindex: '0', role: 'region', 'aria-label': 'Training lab: the steps for the chosen query' });
     const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
     svg.setAttribute('class', 'lab-curves');
     container.appendChild(el('div', { class: 'lab-controls' }, [
@@ -226,18 +281,20 @@
       el('label', {}, [document.createTextNode('Query token '), querySelect]),
     ]));
     container.appendChild(text);
+    container.appendChild(el('div', { class: 'lab-row' }, [weightsBox, layer0Box]));
     container.appendChild(el('div', { class: 'lab-row' }, [
-      el('div', { class: 'lab-figure' }, [el('h3', { text: "The learned head's weights on the probe" }), weights]), layer0Box]));
-    container.appendChild(el('div', { class: 'lab-row' }, [
-      el('div', { class: 'lab-figure' }, [el('h3', { text: 'The steps for the chosen query' }), steps]), wBox]));
+      el('div', { class: 'lab-figure lab-steps-box' }, [el('h3', { text: 'The steps for the chosen query' }), steps]), wBox]));
     const chartBox = el('div', { class: 'lab-figure lab-loss' }, [el('h3', { text: 'Loss during training' }), svg]);
     container.appendChild(chartBox);
     let chart = null; // the run's curves, kept to redraw the chart when its box changes width
-    const drawChart = () => { if (chart) lossChart(svg, chart.lines, chart.steps, chartBox.clientWidth); };
+    // The box's width as the ResizeObserver last said (never read from the element in a draw: that would
+    // lay the page out once more, mid-draw); until it has said, the chart is drawn at its widest.
+    let chartWidth = 0;
+    const drawChart = () => { if (chart) lossChart(svg, chart.lines, chart.steps, chartWidth); };
     if (typeof ResizeObserver !== 'undefined') {
-      let drawnAt = -1;
-      new ResizeObserver(() => {
-        if (chartBox.clientWidth !== drawnAt) { drawnAt = chartBox.clientWidth; drawChart(); }
+      new ResizeObserver((entries) => {
+        const width = Math.round(entries[entries.length - 1].contentRect.width);
+        if (width !== chartWidth) { chartWidth = width; drawChart(); }
       }).observe(chartBox);
     }
 
@@ -259,15 +316,18 @@
       slider.value = String(k);
       querySelect.value = String(i);
       sliderLabel.textContent = `Snapshot ${k + 1} of ${n}: step ${data.step} `;
-      heatmap(weights, data.weights, labels, labels, { hidden: data.future, colour: blue, outlineRow: i, name: 'weights' });
+      slider.setAttribute('aria-valuetext', `step ${data.step}, snapshot ${k + 1} of ${n}`);
+      const corner = 'query \\ key';
+      heatmap(weights, data.weights, labels, labels, { hidden: data.future, colour: blue, outlineRow: i, name: 'weights', corner });
       layer0Box.style.display = data.layer0 ? '' : 'none';
-      if (data.layer0) heatmap(layer0, data.layer0, labels, labels, { hidden: causalFuture(labels.length, run.switches.causal), colour: blue, name: 'layer0' });
+      if (data.layer0) heatmap(layer0, data.layer0, labels, labels, { hidden: causalFuture(labels.length, run.switches.causal), colour: blue, name: 'layer0', corner });
       wBox.style.display = data.W ? '' : 'none';
       if (data.W) {
         const limit = Math.max(1, ...data.W.W_Q.flat().map(Math.abs), ...data.W.W_K.flat().map(Math.abs));
         const rows = data.W.W_Q.map((_, c) => String(c)), cols = data.W.W_Q[0].map((_, c) => String(c));
-        heatmap(wq, data.W.W_Q, rows, cols, { colour: (v) => diverging(v, limit), name: 'W_Q' });
-        heatmap(wk, data.W.W_K, rows, cols, { colour: (v) => diverging(v, limit), name: 'W_K' });
+        const wCorner = 'stream \\ head';
+        heatmap(wq, data.W.W_Q, rows, cols, { colour: (v) => diverging(v, limit), name: 'W_Q', corner: wCorner });
+        heatmap(wk, data.W.W_K, rows, cols, { colour: (v) => diverging(v, limit), name: 'W_K', corner: wCorner });
       }
       steps.innerHTML = data.steps;
       container.dataset.run = state.run;
@@ -281,5 +341,13 @@
     return { state: state, draw: draw };
   }
 
-  return { unf16, labViewData, curves, mount, tokenLabels };
+  /** Fill the lab's `section` (its introduction, then the lab) from `lab`, which also carries `intro`. */
+  function fill(section, lab) {
+    section.innerHTML = lab.intro;
+    const body = el('div', { class: 'lab-body' });
+    section.appendChild(body);
+    return mount(body, lab);
+  }
+
+  return { unf16, labViewData, curves, mount, fill, tokenLabels, blue, diverging, inkContrast };
 });

@@ -18,6 +18,7 @@ from tests.conftest import ROOT, serve
 from widgets import cost_viewdata, saturation_viewdata
 from widgets.a11y import SERIES_COLUMNS, figure_tables, series_table
 from widgets.cost_state import CostSettings
+from widgets.lab_data import load_lab, token_labels
 from widgets.saturation_state import SaturationSettings
 from widgets.state import HeadState
 from widgets.viewdata import view_data
@@ -120,6 +121,28 @@ def open_tables(page, tab: str) -> None:
         expect_table(page, figure, tables[figure])
 
 
+def lab_is_named_and_tabled(page) -> None:
+    """The training lab (static/lab.js, in both pages): its controls are named, each heatmap is a named table
+    whose headers are the probe's tokens, the query's row and masked cells said in words; then a two-layer
+    run is picked, so the layer-0 table is checked too."""
+    run = page.get_by_role("combobox", name="Run", exact=True)
+    assert run.count() == 1
+    assert page.get_by_role("slider", name="Snapshot", exact=True).count() == 1
+    assert page.get_by_role("combobox", name="Query token", exact=True).count() == 1
+    run.select_option("induction")
+    tokens = token_labels(load_lab()["runs"]["induction"]["probe"])
+    for name in ("The learned head's weights on the probe", "Layer 0's weights on the probe"):
+        table = page.get_by_role("table", name=name, exact=True)
+        headers = table.get_by_role("columnheader").all_inner_texts()
+        assert headers[1:] == tokens, name
+        assert table.get_by_role("rowheader").all_inner_texts()[0] == tokens[0], name
+        assert 'cell "masked"' in table.aria_snapshot(), name
+    weights = page.get_by_role("table", name="The learned head's weights on the probe", exact=True)
+    assert "(the query)" in weights.aria_snapshot()
+    w_q = page.get_by_role("table", name="Learned W_Q (rows: stream, columns: head)", exact=True)
+    assert w_q.count() == 1
+
+
 def test_export_has_no_axe_violations_and_names_every_slider(page, export_url, artifacts):
     errors = open_page(page, export_url)
     for label, vector in zip(CHAPTER.tokens, CHAPTER.X):
@@ -132,8 +155,10 @@ def test_export_has_no_axe_violations_and_names_every_slider(page, export_url, a
     # the editor, the τ slider and the training lab are on the page from the start
     assert page.get_by_role("textbox", name="W_V row 2 column 1", exact=True).count() == 1
     assert page.get_by_role("slider", name="Softmax temperature τ (scores ÷ τ)", exact=True).count() == 1
-    assert page.get_by_role("region", name="Training lab").count() == 1
+    assert page.get_by_role("region", name="Training lab", exact=True).count() == 1
     assert axe_violations(page) == []  # the whole page, its tables open
+    lab_is_named_and_tabled(page)
+    assert axe_violations(page, "#training-lab") == []  # the lab on a two-layer run
     for tab, field in (("Why ÷√d", "seed"), ("Long-context cost", "T exactly")):
         page.get_by_role("tab", name=tab).click()
         # Its Bokeh document is embedded when the tab first opens: wait for one of its fields.
@@ -195,7 +220,7 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
         "Long-context cost",
         "Run",
         "Snapshot",
-        "The steps for the chosen query",
+        "Training lab: the steps for the chosen query",
     ]
     missing = [w for w in want if not any(s.startswith(w) for s in seen)]
     assert missing == [], f"not reached by Tab: {missing}; reached {seen}"
@@ -240,8 +265,9 @@ def test_served_page_and_its_tabs_have_no_axe_violations(page, served_app):
         page.wait_for_timeout(500)
         if tab in TAB_FIGURES:
             open_tables(page, tab)
+        else:
+            lab_is_named_and_tabled(page)
         assert axe_violations(page, ".area-more") == [], tab
-    assert page.get_by_role("combobox", name="Run", exact=True).count() == 1
     assert errors == []
 
 

@@ -1,4 +1,5 @@
-"""static/lab.js against widgets/lab_data.py: the exported lab shows the served lab's numbers and steps."""
+"""static/lab.js against the numpy core: the lab's shown head (both pages draw it with lab.js) is
+core.attention's head on the snapshot's shipped weights, and its steps are the Python trace's text."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from widgets.lab_data import lab_view_data, load_lab
+from core.trace import trace
+from core.train import unf16
+from widgets.lab_data import has_head, head_at, load_lab, token_labels
+from widgets.viewdata import checks_html, steps_html
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS lab cannot be run")
@@ -29,7 +33,7 @@ process.stdout.write(JSON.stringify(out));
 """
 
 
-def test_js_lab_matches_python():
+def test_js_lab_shows_the_cores_head():
     runs = load_lab()["runs"]
     cases = [(name, k, i) for name in runs for k in (0, 7, -1) for i in (0, 5, 11)]
     cases = [(n, k % len(runs[n]["snapshots"]), i) for n, k, i in cases]
@@ -38,19 +42,43 @@ def test_js_lab_matches_python():
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     for (name, k, i), js in zip(cases, json.loads(proc.stdout)):
-        py = lab_view_data(runs[name], k, i)
-        assert js["labels"] == py["labels"] and js["step"] == py["step"]
-        values = np.array(py["weights"]["value"], dtype=float)
-        js_values = np.array(js["weights"], dtype=float).ravel()
-        masked = np.isnan(values)
-        np.testing.assert_allclose(js_values[~masked], values[~masked], rtol=0, atol=1e-9)
-        assert js["steps"] == py["steps"], (name, k, i)
-        if py["W"] is not None:
-            for m in ("W_Q", "W_K"):
-                np.testing.assert_allclose(np.array(js["W"][m]).ravel(), py["W"][m]["value"], atol=1e-12)
-        if py["layer0"] is not None:
-            np.testing.assert_allclose(
-                np.array(js["layer0"]).ravel()[~np.isnan(py["layer0"]["value"])],
-                np.array(py["layer0"]["value"])[~np.isnan(py["layer0"]["value"])],
-                atol=1e-12,
-            )
+        run = runs[name]
+        snap = run["snapshots"][k]
+        labels = token_labels(run["probe"])
+        assert js["labels"] == labels and js["step"] == snap["step"]
+        weights = np.array(js["weights"], dtype=float)
+        if has_head(run):
+            head = head_at(run, k)  # core.attention on the snapshot's X, W_Q, W_K, W_V
+            shown = ~head.future
+            np.testing.assert_allclose(weights[shown], head.weights[shown], rtol=0, atol=1e-9)
+            t = trace(head, i, labels)
+            assert js["steps"] == steps_html(t) + checks_html(t, labels), (name, k, i)
+            np.testing.assert_allclose(np.array(js["W"]["W_Q"]), head.W_Q, atol=1e-12)
+            np.testing.assert_allclose(np.array(js["W"]["W_K"]), head.W_K, atol=1e-12)
+        else:  # a 64-wide head: only its weights on the probe are shipped
+            np.testing.assert_array_equal(weights, unf16(snap["maps"][str(run["shown_layer"])]))
+            assert js["W"] is None
+        if run["shape"]["layers"] > 1:
+            np.testing.assert_array_equal(np.array(js["layer0"]), unf16(snap["maps"]["0"]))
+        else:
+            assert js["layer0"] is None
+
+
+def test_every_cell_colour_keeps_its_number_readable():
+    """WCAG AA (4.5 : 1) for a heatmap cell's number, along both colour scales, in the ink lab.js picks."""
+    worst = subprocess.run(
+        [
+            NODE,
+            "-e",
+            "const lab = require(process.argv[1] + '/static/lab.js'); let worst = Infinity;"
+            "for (let k = -1000; k <= 1000; k++) { const v = k / 1000;"
+            " const cells = [lab.diverging(v, 1), lab.blue(Math.abs(v))];"
+            " for (const c of cells) worst = Math.min(worst, lab.inkContrast(c)); }"
+            "process.stdout.write(String(worst));",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert float(worst.stdout) >= 4.5, worst.stderr

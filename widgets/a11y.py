@@ -38,9 +38,6 @@ ACCESSIBLE_NAMES = {
     "normaliser": "Turn scores into weights with",
     "dim-x": "Blend plot: x shows value component",
     "dim-y": "Blend plot: y shows value component",
-    # text panels that scroll: a keyboard reaches them as named regions
-    "lab-steps": "Training lab: the steps for the chosen query",
-    "lab-text": "Training lab: what this run shows",
 }
 
 # figure model name -> (kind, the source its numbers come from, what the table's summary says, whether a
