@@ -21,6 +21,8 @@ from core.trace import Trace, fmt, fmt_vector, trace
 MIN_SCORE_LIMIT = 1.0
 # A printed vector, kept on one line in the steps table.
 VECTOR = re.compile(r"\[[^\[\]]*\]")
+# Pixels between a value point in the blend plot and its label.
+LABEL_GAP = 8.0
 # Above this many rows or columns a cell is too small for its number: the text is left empty.
 NUMBERS_UP_TO = 12
 
@@ -125,6 +127,7 @@ def _view_data(head: Head, i: int, labels, dims) -> dict:
     data["outline"] = row_outline(i, head.T)
     data["blend"] = blend(head, i, labels, dims)
     data["bounds"] = blend_bounds(data["blend"])
+    data["blend"]["values"].update(label_sides(data["blend"]["values"]["x"], data["bounds"]))
     data["steps"] = steps_html(t)
     data["checks"] = checks_html(t, labels)
     return data
@@ -202,6 +205,17 @@ def blend_bounds(data: dict, margin: float = 0.15) -> tuple[float, float, float,
     span = max(x1 - x0, y1 - y0, 1.0)
     pad = margin * span
     return x0 - pad, x1 + pad, y0 - pad, y1 + pad
+
+
+def label_sides(xs, bounds) -> dict:
+    """Each value's label on the side of its point that faces the middle of the plot, so a point near an
+    edge keeps its label inside the frame: the label's alignment and its offset from the point (px)."""
+    mid = (bounds[0] + bounds[1]) / 2
+    right = [x > mid for x in xs]
+    return {
+        "align": ["right" if r else "left" for r in right],
+        "dx": [-LABEL_GAP if r else LABEL_GAP for r in right],
+    }
 
 
 def steps_html(trace: Trace) -> str:
