@@ -17,11 +17,74 @@
 // its properties set up) at every layout and at every change of its mapper's low or high, though the
 // picture depends only on the palette. A move that changes a heatmap's colour range did this twice per
 // colour bar; the picture is now made again only when the palette (or the part of it shown) changes.
+//
+// 4. Before every repaint each axis measures all its tick labels again, to see whether the layout must
+// change (has_size_changed → extents), though the labels are the same from move to move. The measured
+// extent is kept while the ticks, their labels' overrides, formatter, orientation, standoff and text
+// visuals are the same.
+//
+// 5. A rectangle glyph with nothing to draw (no fill, no line, no hatch) still walks its cells and traces
+// a path for each. The heatmaps' cells are such a glyph when a picture paints the colours
+// (widgets/matrix_plot.py; they stay for the hover): 3 × 4096 empty paths a move at 64 tokens.
 (function patchBokeh() {
   function install() {
     skipUnchangedStyleSheets();
     cacheCssReadsPerTask();
     keepColorBarImages();
+    keepTickLabelExtents();
+    skipEmptyRects();
+  }
+
+  function skipEmptyRects() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.require("models/glyphs/rect").RectView.prototype;
+    } catch (e) {}
+    if (!proto || typeof proto._paint !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no RectView._paint; nothing patched");
+      return;
+    }
+    if (proto._paint.skipsEmpty) {
+      return;
+    }
+    const paint = proto._paint;
+    proto._paint = function (ctx, indices, data) {
+      const v = this.visuals;
+      if (v.fill.doit || v.line.doit || v.hatch.doit) {
+        paint.call(this, ctx, indices, data);
+      }
+    };
+    proto._paint.skipsEmpty = true;
+  }
+
+  function keepTickLabelExtents() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.require("models/axes/axis").AxisView.prototype;
+    } catch (e) {}
+    if (!proto || typeof proto._tick_label_extents !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no AxisView._tick_label_extents; nothing patched");
+      return;
+    }
+    if (proto._tick_label_extents.kept) {
+      return;
+    }
+    const measure = proto._tick_label_extents;
+    proto._tick_label_extents = function () {
+      const m = this.model;
+      const ticks = this.tick_coords.major[this.dimension];
+      const text = JSON.stringify([ticks, m.major_label_orientation, m.major_label_standoff,
+        this.visuals.major_label_text.values(), this.plot_view.base_font_size]);
+      const last = this._kept_extents;
+      if (last && last.text === text && last.overrides === m.major_label_overrides &&
+          last.formatter === m.formatter) {
+        return last.extents;
+      }
+      const extents = measure.call(this);
+      this._kept_extents = { text, overrides: m.major_label_overrides, formatter: m.formatter, extents };
+      return extents;
+    };
+    proto._tick_label_extents.kept = true;
   }
 
   function keepColorBarImages() {
