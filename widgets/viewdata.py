@@ -8,6 +8,7 @@ is plain numbers and strings: no Bokeh, no Panel.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -42,22 +43,36 @@ def matrix_cells(
 ) -> dict:
     """One rectangle per entry: x is the column, y the row; hidden cells get NaN (grey) and `hidden_text`."""
     rows, cols = M.shape
-    y, x = np.divmod(np.arange(rows * cols), cols)
+    x, y, row, col = _grid(tuple(map(str, row_labels[:rows])), tuple(map(str, col_labels[:cols])))
     value = np.array(M, dtype=float).ravel()
     if hidden is not None:
         value = np.where(hidden.ravel(), np.nan, value)
     return {
-        "x": x.astype(float).tolist(),
-        "y": y.astype(float).tolist(),
+        "x": x,
+        "y": y,
         "value": value.tolist(),
         "text": (
             [hidden_text if np.isnan(v) else fmt(v) for v in value]
             if shows_numbers(rows, cols)
             else [""] * value.size
         ),
-        "row": [str(row_labels[i]) for i in y],
-        "col": [str(col_labels[j]) for j in x],
+        "row": row,
+        "col": col,
     }
+
+
+@functools.lru_cache(maxsize=32)
+def _grid(row_labels: tuple, col_labels: tuple) -> tuple[list, list, list, list]:
+    """The columns of a matrix's cells that depend only on its labels (a move keeps them: made once;
+    read them only)."""
+    rows, cols = len(row_labels), len(col_labels)
+    y, x = np.divmod(np.arange(rows * cols), cols)
+    return (
+        x.astype(float).tolist(),
+        y.astype(float).tolist(),
+        [row_labels[i] for i in y],
+        [col_labels[j] for j in x],
+    )
 
 
 def score_limit(M: np.ndarray) -> float:
