@@ -26,6 +26,12 @@
 // 5. A rectangle glyph with nothing to draw (no fill, no line, no hatch) still walks its cells and traces
 // a path for each. The heatmaps' cells are such a glyph when a picture paints the colours
 // (widgets/matrix_plot.py; they stay for the hover): 3 × 4096 empty paths a move at 64 tokens.
+//
+// 6. The slider's stylesheet (noUiSlider's) asks for `will-change: transform` on each slider's bar and
+// handle, which gives every slider two compositor layers of its own. With 64 tokens (192 sliders) the
+// browser spent ~60 ms a move assigning and committing those layers (Chromium trace: Layerize and
+// Commit), though only the slider being dragged moves. Without the hint a moved handle is repainted
+// instead, a few pixels.
 (function patchBokeh() {
   function install() {
     skipUnchangedStyleSheets();
@@ -33,6 +39,48 @@
     keepColorBarImages();
     keepTickLabelExtents();
     skipEmptyRects();
+    slidersWithoutOwnLayers();
+  }
+
+  function slidersWithoutOwnLayers() {
+    let proto = null;
+    let InlineStyleSheet = null;
+    try {
+      proto = window.Bokeh.Models.get("Slider").prototype.default_view.prototype;
+      InlineStyleSheet = window.Bokeh.require("core/dom").InlineStyleSheet;
+    } catch (e) {}
+    if (!proto || typeof proto.stylesheets !== "function" || !InlineStyleSheet) {
+      console.warn("bokeh_patch.js: this BokehJS has no Slider view with stylesheets; nothing patched");
+      return;
+    }
+    if (Object.prototype.hasOwnProperty.call(proto, "stylesheets") && proto.stylesheets.noLayers) {
+      return;
+    }
+    // !important: the slider's own sheet may be adopted by the shadow root, after (over) a <style> in it
+    const css = ".noUi-connect, .noUi-origin { will-change: auto !important; }";
+    const inherited = proto.stylesheets;
+    proto.stylesheets = function () {
+      // one sheet per view: a sheet's <style> element lives in one shadow root at a time
+      if (this._no_layers_sheet === undefined) {
+        this._no_layers_sheet = new InlineStyleSheet(css);
+      }
+      return [...inherited.call(this), this._no_layers_sheet];
+    };
+    proto.stylesheets.noLayers = true;
+    // sliders already on the page (a page whose documents were rendered before this ran)
+    const walk = (root) => {
+      for (const el of root.querySelectorAll("*")) {
+        const shadow = el.shadowRoot;
+        if (shadow === null) continue;
+        if (shadow.querySelector(".noUi-target") !== null) {
+          const style = document.createElement("style");
+          style.textContent = css;
+          shadow.appendChild(style);
+        }
+        walk(shadow);
+      }
+    };
+    walk(document);
   }
 
   function skipEmptyRects() {

@@ -68,9 +68,13 @@ def test_export_paints_a_long_head_as_a_picture_that_follows_the_moves(exported,
             ._set_canvas_image.kept,
           extents: Bokeh.require('models/axes/axis').AxisView.prototype._tick_label_extents.kept,
           rect: Bokeh.require('models/glyphs/rect').RectView.prototype._paint.skipsEmpty,
+          sliders: (() => {
+            const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('x-3-0'));
+            return getComputedStyle(view.shadow_el.querySelector('.noUi-origin')).willChange;
+          })(),
         })"""
     )
-    assert patched == {"colorbar": True, "extents": True, "rect": True}
+    assert patched == {"colorbar": True, "extents": True, "rect": True, "sliders": "auto"}
     shown = page.evaluate(PICTURE_AND_CELLS)
     assert shown["visible"] is False  # four tokens: numbers in the cells
     params = {"preset": "custom", "tokens": ",".join(TOKENS), "X": ";".join(",".join(map(str, r)) for r in X)}
