@@ -20,8 +20,8 @@
 //
 // 4. Before every repaint each axis measures all its tick labels again, to see whether the layout must
 // change (has_size_changed → extents), though the labels are the same from move to move. The measured
-// extent is kept while the ticks, their labels' overrides, formatter, orientation, standoff and text
-// visuals are the same.
+// extent is kept while the ticks, their labels' overrides, formatter, orientation, standoff and font are
+// the same (the page sets no CSS variable for a label's font).
 //
 // 5. A rectangle glyph with nothing to draw (no fill, no line, no hatch) still walks its cells and traces
 // a path for each. The heatmaps' cells are such a glyph when a picture paints the colours
@@ -121,8 +121,10 @@
     proto._tick_label_extents = function () {
       const m = this.model;
       const ticks = this.tick_coords.major[this.dimension];
+      // the label's font by its model's properties (reading the visuals' values costs a measurement's worth)
       const text = JSON.stringify([ticks, m.major_label_orientation, m.major_label_standoff,
-        this.visuals.major_label_text.values(), this.plot_view.base_font_size]);
+        m.major_label_text_font, m.major_label_text_font_size, m.major_label_text_font_style,
+        this.plot_view.base_font_size]);
       const last = this._kept_extents;
       if (last && last.text === text && last.overrides === m.major_label_overrides &&
           last.formatter === m.formatter) {
