@@ -524,6 +524,15 @@
     return [x0 - pad, x1 + pad, y0 - pad, y1 + pad];
   }
 
+  const LABEL_GAP = 8; // widgets/viewdata.py
+
+  /** widgets.viewdata.label_sides: each value's label on the side of its point facing the plot's middle. */
+  function labelSides(xs, bounds) {
+    const mid = (bounds[0] + bounds[1]) / 2;
+    const right = xs.map((x) => x > mid);
+    return { align: right.map((r) => (r ? 'right' : 'left')), dx: right.map((r) => (r ? -LABEL_GAP : LABEL_GAP)) };
+  }
+
   const vectorsKept = (line) => escapeHtml(line).replace(VECTOR, '<span class="vec">$&</span>');
 
   function stepsHtml(t) {
@@ -563,6 +572,7 @@
     data.outline = { x: [(head.T - 1) / 2], y: [i], width: [head.T], height: [1] };
     data.blend = blend(head, i, labels, dims);
     data.bounds = blendBounds(data.blend);
+    Object.assign(data.blend.values, labelSides(data.blend.values.x, data.bounds));
     data.steps = stepsHtml(t);
     data.checks = checksHtml(t, labels);
     return data;

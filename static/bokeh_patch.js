@@ -12,10 +12,154 @@
 // repaint, and each read after a DOM change makes the browser recompute styles first. Within one task
 // the answer cannot change (nothing but this page's own code runs), so each element's answers are kept
 // until the task ends. A new figure shape in the static export spent ~60 ms a switch on these reads.
+//
+// 3. A colour bar draws its palette into a new canvas through a new LinearColorMapper (a model, with all
+// its properties set up) at every layout and at every change of its mapper's low or high, though the
+// picture depends only on the palette. A move that changes a heatmap's colour range did this twice per
+// colour bar; the picture is now made again only when the palette (or the part of it shown) changes.
+//
+// 4. Before every repaint each axis measures all its tick labels again, to see whether the layout must
+// change (has_size_changed → extents), though the labels are the same from move to move. The measured
+// extent is kept while the ticks, their labels' overrides, formatter, orientation, standoff and font are
+// the same (the page sets no CSS variable for a label's font).
+//
+// 5. A rectangle glyph with nothing to draw (no fill, no line, no hatch) still walks its cells and traces
+// a path for each. The heatmaps' cells are such a glyph when a picture paints the colours
+// (widgets/matrix_plot.py; they stay for the hover): 3 × 4096 empty paths a move at 64 tokens.
+//
+// 6. The slider's stylesheet (noUiSlider's) asks for `will-change: transform` on each slider's bar and
+// handle, which gives every slider two compositor layers of its own. With 64 tokens (192 sliders) the
+// browser spent ~60 ms a move assigning and committing those layers (Chromium trace: Layerize and
+// Commit), though only the slider being dragged moves. Without the hint a moved handle is repainted
+// instead, a few pixels.
 (function patchBokeh() {
   function install() {
     skipUnchangedStyleSheets();
     cacheCssReadsPerTask();
+    keepColorBarImages();
+    keepTickLabelExtents();
+    skipEmptyRects();
+    slidersWithoutOwnLayers();
+  }
+
+  function slidersWithoutOwnLayers() {
+    let proto = null;
+    let InlineStyleSheet = null;
+    try {
+      proto = window.Bokeh.Models.get("Slider").prototype.default_view.prototype;
+      InlineStyleSheet = window.Bokeh.require("core/dom").InlineStyleSheet;
+    } catch (e) {}
+    if (!proto || typeof proto.stylesheets !== "function" || !InlineStyleSheet) {
+      console.warn("bokeh_patch.js: this BokehJS has no Slider view with stylesheets; nothing patched");
+      return;
+    }
+    if (Object.prototype.hasOwnProperty.call(proto, "stylesheets") && proto.stylesheets.noLayers) {
+      return;
+    }
+    // !important: the slider's own sheet may be adopted by the shadow root, after (over) a <style> in it
+    const css = ".noUi-connect, .noUi-origin { will-change: auto !important; }";
+    const inherited = proto.stylesheets;
+    proto.stylesheets = function () {
+      // one sheet per view: a sheet's <style> element lives in one shadow root at a time
+      if (this._no_layers_sheet === undefined) {
+        this._no_layers_sheet = new InlineStyleSheet(css);
+      }
+      return [...inherited.call(this), this._no_layers_sheet];
+    };
+    proto.stylesheets.noLayers = true;
+    // sliders already on the page (a page whose documents were rendered before this ran)
+    const walk = (root) => {
+      for (const el of root.querySelectorAll("*")) {
+        const shadow = el.shadowRoot;
+        if (shadow === null) continue;
+        if (shadow.querySelector(".noUi-target") !== null) {
+          const style = document.createElement("style");
+          style.textContent = css;
+          shadow.appendChild(style);
+        }
+        walk(shadow);
+      }
+    };
+    walk(document);
+  }
+
+  function skipEmptyRects() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.require("models/glyphs/rect").RectView.prototype;
+    } catch (e) {}
+    if (!proto || typeof proto._paint !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no RectView._paint; nothing patched");
+      return;
+    }
+    if (proto._paint.skipsEmpty) {
+      return;
+    }
+    const paint = proto._paint;
+    proto._paint = function (ctx, indices, data) {
+      const v = this.visuals;
+      if (v.fill.doit || v.line.doit || v.hatch.doit) {
+        paint.call(this, ctx, indices, data);
+      }
+    };
+    proto._paint.skipsEmpty = true;
+  }
+
+  function keepTickLabelExtents() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.require("models/axes/axis").AxisView.prototype;
+    } catch (e) {}
+    if (!proto || typeof proto._tick_label_extents !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no AxisView._tick_label_extents; nothing patched");
+      return;
+    }
+    if (proto._tick_label_extents.kept) {
+      return;
+    }
+    const measure = proto._tick_label_extents;
+    proto._tick_label_extents = function () {
+      const m = this.model;
+      const ticks = this.tick_coords.major[this.dimension];
+      // the label's font by its model's properties (reading the visuals' values costs a measurement's worth)
+      const text = JSON.stringify([ticks, m.major_label_orientation, m.major_label_standoff,
+        m.major_label_text_font, m.major_label_text_font_size, m.major_label_text_font_style,
+        this.plot_view.base_font_size]);
+      const last = this._kept_extents;
+      if (last && last.text === text && last.overrides === m.major_label_overrides &&
+          last.formatter === m.formatter) {
+        return last.extents;
+      }
+      const extents = measure.call(this);
+      this._kept_extents = { text, overrides: m.major_label_overrides, formatter: m.formatter, extents };
+      return extents;
+    };
+    proto._tick_label_extents.kept = true;
+  }
+
+  function keepColorBarImages() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.require("models/annotations/color_bar").ColorBarView.prototype;
+    } catch (e) {}
+    if (!proto || typeof proto._set_canvas_image !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no ColorBarView._set_canvas_image; nothing patched");
+      return;
+    }
+    if (proto._set_canvas_image.kept) {
+      return;
+    }
+    const draw = proto._set_canvas_image;
+    proto._set_canvas_image = function () {
+      const key = [this.color_mapper.palette, this._index_low, this._index_high, this.orientation];
+      const last = this._image_key;
+      if (this._image != null && last && key.every((part, k) => part === last[k])) {
+        return;
+      }
+      draw.call(this);
+      this._image_key = key;
+    };
+    proto._set_canvas_image.kept = true;
   }
 
   function skipUnchangedStyleSheets() {

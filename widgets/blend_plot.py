@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from bokeh.models import (
     ColumnDataSource,
-    CustomJSTransform,
     HoverTool,
     Patch,
     Range1d,
@@ -86,10 +85,10 @@ class BlendPlot:
                 x="x",
                 y="y",
                 text={"field": "label"},
-                # A label goes on the side of its point that faces the middle of the plot, so a point
-                # near the right edge does not have its label cut off by the frame.
-                text_align={"field": "x", "transform": self._facing("'right'", "'left'", fig.x_range)},
-                x_offset={"field": "x", "transform": self._facing("-8", "8", fig.x_range)},
+                # each label's side of its point (widgets.viewdata.label_sides), computed with the data:
+                # a transform here ran (and compiled) JavaScript on every move
+                text_align={"field": "align"},
+                x_offset={"field": "dx"},
                 y_offset=-4,
                 text_font_size="12px",
                 text_color="#222222",
@@ -107,15 +106,6 @@ class BlendPlot:
             )
         )
         fig.add_tools(HoverTool(renderers=[out], tooltips=[("", "@label"), ("output", "@text")]))
-
-    @staticmethod
-    def _facing(right_half: str, left_half: str, x_range) -> CustomJSTransform:
-        """Per point: `right_half` for a point right of the x range's middle, else `left_half`."""
-        return CustomJSTransform(
-            args={"r": x_range},
-            v_func="const mid = (r.start + r.end) / 2;"
-            f"return xs.map(x => x > mid ? {right_half} : {left_half});",
-        )
 
     def update(self, data: dict, bounds, *, reframe: bool = False) -> None:
         """New points in place; ranges move only when something would leave the frame, or on `reframe`."""

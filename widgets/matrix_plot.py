@@ -7,12 +7,16 @@ only writes new column data and limits into them.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
+    CustomJS,
     FixedTicker,
     HoverTool,
+    Image,
     LinearColorMapper,
     Range1d,
     Rect,
@@ -54,6 +58,10 @@ MIN_CELL_W = 30
 # Column labels lie flat while there are at most FLAT_UP_TO of them and each fits across its cell;
 # otherwise they slant by SLANT radians, so they do not run together.
 FLAT_UP_TO = 8
+# Tick labels closer together than this (px, along the axis) would print over each other: then only every
+# k-th row or column is labelled (64 tokens in 380 px: every third). BokehJS measures and draws every tick
+# label at every repaint, so unreadable labels also cost a move time.
+MIN_LABEL_PX = 14
 LABEL_FITS_CELL = 6  # characters
 SLANT = 0.9
 
@@ -111,6 +119,44 @@ def side_by_side(blocks: dict[str, dict], n_cols: int, gap: int) -> dict:
     return {k: numeric(v) if k in ("x", "y", "value") else v for k, v in out.items()}
 
 
+# A matrix too big for numbers is painted as one picture, a pixel a cell scaled up, instead of one rectangle
+# per cell (3 × 4096 filled rectangles at 64 tokens were most of a move's drawing). The rectangles stay, not
+# painted, for the hover. The picture follows the cells' values in the browser, so the served page, the
+# export and the notebook draw it alike and the server sends each number once (the browser's own writes
+# are not sent back: `sync: false`).
+PICTURE_FROM_CELLS = """
+const want = !numbers.visible;
+if (picture_r.visible !== want) {  // the export's page switched the numbers (the server sets both itself)
+  picture_r.setv({visible: want}, {sync: false});
+  cells_r.glyph.setv({fill_alpha: want ? 0 : 1}, {sync: false});
+}
+if (!want) return;
+const data = source.data;
+const col = (k) => (data instanceof Map ? data.get(k) : data[k]);
+const value = col('value'), xs = col('x'), ys = col('y');
+const n = value.length;
+const rows = n ? ys[n - 1] + 1 : 1, cols = n ? xs[n - 1] + 1 : 1;
+const flat = new Float64Array(rows * cols).fill(NaN);
+for (let k = 0; k < n; k++) flat[ys[k] * cols + xs[k]] = value[k];
+const image = Bokeh.require('core/util/ndarray').ndarray(flat, {shape: [rows, cols]});
+picture.setv({data: {image: [image], x: [-0.5], y: [-0.5], dw: [cols], dh: [rows]}}, {sync: false});
+"""
+
+
+def picture_of(cells: dict, rows: int, cols: int) -> dict:
+    """One matrix's cells as the picture's columns: a rows × cols image from the first cell's corner."""
+    image = np.full((rows, cols), np.nan)
+    image[np.asarray(cells["y"], dtype=int), np.asarray(cells["x"], dtype=int)] = cells["value"]
+    return {"image": [image], "x": [-0.5], "y": [-0.5], "dw": [float(cols)], "dh": [float(rows)]}
+
+
+def every_kth(labels: dict, cell_px: float) -> dict:
+    """The tick labels (position → text) kept when cells are `cell_px` apart: every k-th, from the first,
+    so that kept labels lie at least MIN_LABEL_PX apart."""
+    k = max(1, math.ceil(MIN_LABEL_PX / cell_px))
+    return {i: t for n, (i, t) in enumerate(sorted(labels.items())) if n % k == 0}
+
+
 class MatrixPlot:
     """Matrices of one colour scheme side by side in one figure, as coloured cells with their numbers.
 
@@ -137,6 +183,7 @@ class MatrixPlot:
         col_axis: str = "key",
         max_px: int = 420,
         subtitle: str = "",
+        picture: bool = False,
     ):
         self.kind = kind
         n_rows, n_cols = len(rows), len(cols)
@@ -188,6 +235,14 @@ class MatrixPlot:
         self.outline = ColumnDataSource(
             outline or {"x": [], "y": [], "width": [], "height": []}, name=f"{name}-outline"
         )
+        # `picture`: one matrix only, painted as an image when it has too many cells for numbers
+        self.picture = None
+        if picture and len(blocks) == 1:
+            self.picture = ColumnDataSource(
+                picture_of(next(iter(blocks.values())), n_rows, n_cols), name=f"{name}-picture"
+            )
+            image = Image(image="image", x="x", y="y", dw="dw", dh="dh", color_mapper=self.mapper)
+            self.picture_r = draw(fig, self.picture, image)
         self.cells = cells_r = draw(
             fig,
             self.source,
@@ -213,6 +268,9 @@ class MatrixPlot:
                 text_color={"field": "value", "transform": self.ink},
             ),
         )
+        # Kept in the document while the numbers are shown, so the export's page can switch to it (a model
+        # no other model refers to is not in the document, and BokehJS would get null).
+        self.numbers.tags = [self.no_numbers]
         if outline is not None:
             for colour, line_width in ((OUTLINE_EDGE, 5), (OUTLINE_COLOUR, 3)):
                 draw(
@@ -240,6 +298,20 @@ class MatrixPlot:
                 ],
             )
         )
+        if self.picture is not None:
+            self.source.js_on_change(
+                "data",
+                CustomJS(
+                    args={
+                        "source": self.source,
+                        "picture": self.picture,
+                        "picture_r": self.picture_r,
+                        "cells_r": cells_r,
+                        "numbers": self.numbers,
+                    },
+                    code=PICTURE_FROM_CELLS,
+                ),
+            )
         self.show_numbers(shows_numbers(n_rows, n_cols))
         if width_cols > 2 or kind == "weights":
             fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, title=None, padding=4), "right")
@@ -258,6 +330,9 @@ class MatrixPlot:
                 k * step + j: f"{n}[{c}]" for k, n in enumerate(self.names) for j, c in enumerate(cols)
             }
         row_labels = {i: short_label(r) for i, r in enumerate(rows)}
+        fig = self.figure
+        col_labels = every_kth(col_labels, fig.frame_width / max(self._span(len(cols)), 1))
+        row_labels = every_kth(row_labels, fig.frame_height / max(len(rows), 1))
         longest = max(map(len, col_labels.values()), default=0)
         fits = len(col_labels) <= FLAT_UP_TO and longest <= LABEL_FITS_CELL
         self.figure.xaxis.major_label_orientation = 0.0 if fits else SLANT
@@ -278,6 +353,9 @@ class MatrixPlot:
         self.numbers.visible = show
         self.numbers.data_source = self.source if show else self.no_numbers
         self.cells.glyph.line_color = CELL_OUTLINE if show else None
+        if self.picture is not None:  # no numbers: the picture paints the colours, the cells only hover
+            self.picture_r.visible = not show
+            self.cells.glyph.fill_alpha = 0 if not show else 1
 
     def set_limits(self, limits) -> None:
         low, high = limits

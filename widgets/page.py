@@ -60,6 +60,7 @@ class HeadPage:
                 row_axis="query" if square else "token",
                 max_px=460 if square else 300,
                 subtitle=subheading,
+                picture=square,
             )
         self.blend = BlendPlot(data["blend"], data["bounds"])
         self.title = text_panel(title, name="title")

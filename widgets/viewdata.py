@@ -8,6 +8,7 @@ is plain numbers and strings: no Bokeh, no Panel.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -21,6 +22,8 @@ from core.trace import Trace, fmt, fmt_vector, trace
 MIN_SCORE_LIMIT = 1.0
 # A printed vector, kept on one line in the steps table.
 VECTOR = re.compile(r"\[[^\[\]]*\]")
+# Pixels between a value point in the blend plot and its label.
+LABEL_GAP = 8.0
 # Above this many rows or columns a cell is too small for its number: the text is left empty.
 NUMBERS_UP_TO = 12
 
@@ -40,22 +43,36 @@ def matrix_cells(
 ) -> dict:
     """One rectangle per entry: x is the column, y the row; hidden cells get NaN (grey) and `hidden_text`."""
     rows, cols = M.shape
-    y, x = np.divmod(np.arange(rows * cols), cols)
+    x, y, row, col = _grid(tuple(map(str, row_labels[:rows])), tuple(map(str, col_labels[:cols])))
     value = np.array(M, dtype=float).ravel()
     if hidden is not None:
         value = np.where(hidden.ravel(), np.nan, value)
     return {
-        "x": x.astype(float).tolist(),
-        "y": y.astype(float).tolist(),
+        "x": x,
+        "y": y,
         "value": value.tolist(),
         "text": (
             [hidden_text if np.isnan(v) else fmt(v) for v in value]
             if shows_numbers(rows, cols)
             else [""] * value.size
         ),
-        "row": [str(row_labels[i]) for i in y],
-        "col": [str(col_labels[j]) for j in x],
+        "row": row,
+        "col": col,
     }
+
+
+@functools.lru_cache(maxsize=32)
+def _grid(row_labels: tuple, col_labels: tuple) -> tuple[list, list, list, list]:
+    """The columns of a matrix's cells that depend only on its labels (a move keeps them: made once;
+    read them only)."""
+    rows, cols = len(row_labels), len(col_labels)
+    y, x = np.divmod(np.arange(rows * cols), cols)
+    return (
+        x.astype(float).tolist(),
+        y.astype(float).tolist(),
+        [row_labels[i] for i in y],
+        [col_labels[j] for j in x],
+    )
 
 
 def score_limit(M: np.ndarray) -> float:
@@ -125,6 +142,7 @@ def _view_data(head: Head, i: int, labels, dims) -> dict:
     data["outline"] = row_outline(i, head.T)
     data["blend"] = blend(head, i, labels, dims)
     data["bounds"] = blend_bounds(data["blend"])
+    data["blend"]["values"].update(label_sides(data["blend"]["values"]["x"], data["bounds"]))
     data["steps"] = steps_html(t)
     data["checks"] = checks_html(t, labels)
     return data
@@ -202,6 +220,17 @@ def blend_bounds(data: dict, margin: float = 0.15) -> tuple[float, float, float,
     span = max(x1 - x0, y1 - y0, 1.0)
     pad = margin * span
     return x0 - pad, x1 + pad, y0 - pad, y1 + pad
+
+
+def label_sides(xs, bounds) -> dict:
+    """Each value's label on the side of its point that faces the middle of the plot, so a point near an
+    edge keeps its label inside the frame: the label's alignment and its offset from the point (px)."""
+    mid = (bounds[0] + bounds[1]) / 2
+    right = [x > mid for x in xs]
+    return {
+        "align": ["right" if r else "left" for r in right],
+        "dx": [-LABEL_GAP if r else LABEL_GAP for r in right],
+    }
 
 
 def steps_html(trace: Trace) -> str:

@@ -1,0 +1,98 @@
+"""What BokehJS paints per move: a matrix too big for numbers is one picture (its cells kept, unpainted, for
+the hover), tick labels are only as close as they can be read, and static/bokeh_patch.js's fixes are in
+force (widgets/matrix_plot.py, static/bokeh_patch.js; bench/RESULTS-export.md, "Per-move paint")."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.test_export import open_page
+from tests.test_export_offscreen import exported  # noqa: F401  (the module's export, made once)
+from widgets.matrix_plot import MIN_LABEL_PX, MatrixPlot, every_kth
+from widgets.state import HeadState
+from widgets.viewdata import matrix_cells, view_data
+
+TOKENS = [f"t{k}" for k in range(14)]  # more than NUMBERS_UP_TO: no numbers, so a picture
+X = np.round(np.random.default_rng(5).uniform(-1, 1, size=(len(TOKENS), 3)), 2)
+
+
+def test_every_kth_keeps_labels_readable():
+    labels = {i: f"t{i}" for i in range(64)}
+    assert every_kth(labels, 30.0) == labels
+    kept = every_kth(labels, 380 / 64)
+    assert sorted(kept) == list(range(0, 64, 3)) and MIN_LABEL_PX / 3 <= 380 / 64
+
+
+def test_a_big_matrix_is_painted_as_a_picture_and_a_small_one_as_cells():
+    small = HeadState()
+    big = HeadState(tokens=TOKENS, X=X, query=len(TOKENS) - 1)
+    for state, picture in ((small, False), (big, True)):
+        cells = view_data(state.head, state.query, state.labels)["cells"]["weights"]
+        plot = MatrixPlot(
+            "Weights",
+            {"weights": cells},
+            (0, 1),
+            state.labels,
+            state.labels,
+            kind="weights",
+            name="weights",
+            picture=True,
+        )
+        assert plot.picture_r.visible is picture and plot.numbers.visible is not picture
+        assert plot.cells.glyph.fill_alpha == (0 if picture else 1)  # the cells stay for the hover
+        image = plot.picture.data["image"][0]
+        expected = np.where(state.head.future, np.nan, state.head.weights)
+        assert np.allclose(image, expected, equal_nan=True)
+    # Q, K and V share one figure: cells, not a picture
+    qkv = {n: matrix_cells(getattr(big.head, n), big.labels, ["0", "1"]) for n in ("Q", "K", "V")}
+    plot = MatrixPlot("QKV", qkv, (-1, 1), big.labels, ["0", "1"], kind="scores", name="qkv", picture=True)
+    assert plot.picture is None
+
+
+PICTURE_AND_CELLS = """() => {
+  const doc = Bokeh.documents[0];
+  const col = (s, k) => (s.data instanceof Map ? s.data.get(k) : s.data[k]);
+  const picture = doc.get_model_by_name('weights-picture');
+  const cells = doc.get_model_by_name('weights-cells');
+  const r = doc.all_models && [...doc.all_models].find(m => m.data_source === picture);
+  const plain = (xs) => Array.from(xs).map(v => Number.isNaN(v) ? null : v);
+  return {visible: r.visible, image: plain(col(picture, 'image')[0]), value: plain(col(cells, 'value'))};
+}"""
+
+
+def test_export_paints_a_long_head_as_a_picture_that_follows_the_moves(exported, context, page):  # noqa: F811
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    patched = page.evaluate(
+        """() => ({
+          colorbar: Bokeh.require('models/annotations/color_bar').ColorBarView.prototype
+            ._set_canvas_image.kept,
+          extents: Bokeh.require('models/axes/axis').AxisView.prototype._tick_label_extents.kept,
+          rect: Bokeh.require('models/glyphs/rect').RectView.prototype._paint.skipsEmpty,
+          sliders: (() => {
+            const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('x-3-0'));
+            return getComputedStyle(view.shadow_el.querySelector('.noUi-origin')).willChange;
+          })(),
+        })"""
+    )
+    assert patched == {"colorbar": True, "extents": True, "rect": True, "sliders": "auto"}
+    shown = page.evaluate(PICTURE_AND_CELLS)
+    assert shown["visible"] is False  # four tokens: numbers in the cells
+    params = {"preset": "custom", "tokens": ",".join(TOKENS), "X": ";".join(",".join(map(str, r)) for r in X)}
+    page.evaluate("(params) => HeadExplorerPage.pages[0].dispatch({do: 'link', params})", params)
+    for v in (0.5, -0.25):  # a move of the last token's first component, as its slider makes it
+        move = {"do": "x", "token": 13, "component": 0, "value": v}
+        page.evaluate("(move) => HeadExplorerPage.pages[0].dispatch(move)", move)
+        page.wait_for_timeout(100)
+        shown = page.evaluate(PICTURE_AND_CELLS)
+        moved = X.copy()
+        moved[13, 0] = v
+        head = HeadState(tokens=TOKENS, X=moved, query=len(TOKENS) - 1).head
+        expected = np.where(head.future, np.nan, head.weights).ravel()
+        assert shown["visible"] is True
+        assert np.allclose(np.array(shown["image"], dtype=float), expected, equal_nan=True, atol=1e-9)
+        assert np.allclose(np.array(shown["value"], dtype=float), expected, equal_nan=True, atol=1e-9)
+    # back to four tokens: cells with numbers again, the picture hidden
+    page.evaluate("() => HeadExplorerPage.pages[0].dispatch({do: 'preset', name: 'chapter'})")
+    page.wait_for_timeout(100)
+    assert page.evaluate(PICTURE_AND_CELLS)["visible"] is False
+    net.check()
