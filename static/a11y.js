@@ -23,9 +23,13 @@
   const FIGURES = "a11y-figures";
   const MASKED = "masked";
   const ANNOUNCE_AFTER_MS = 800;
+  // Added to every shadow root: a visible focus ring, drawn inside where the box clips what overflows it
+  // (a tab's header strip); and tabs that wrap onto a second line instead of running out of a narrow page.
   const FOCUS_CSS =
     ":focus-visible { outline: 3px solid #1d4ed8 !important; outline-offset: 2px !important; }" +
-    ".noUi-handle:focus-visible { box-shadow: 0 0 0 3px #1d4ed8 !important; }";
+    ".noUi-handle:focus-visible { box-shadow: 0 0 0 3px #1d4ed8 !important; }" +
+    ".bk-tab:focus-visible { outline-offset: -3px !important; }" +
+    ".bk-headers-wrapper { flex-wrap: wrap; }";
 
   // --- the tables' data: the same as widgets/a11y.py (tests/test_a11y.py holds them equal) ----------
 
@@ -272,6 +276,8 @@
     }
     if (Array.isArray(model.labels) && typeof model.active === "number") buttonGroup(view, name);
     if (Array.isArray(model.tabs) && typeof model.active === "number") tabs(view);
+    else if (view.parent && view.parent._a11yMarkTabs) view.parent._a11yMarkTabs(); // a tab's new panel
+    if (typeof model.text === "string") htmlTabs(view);
     if (model.renderers !== undefined && model.toolbar !== undefined) figure(view, doc);
   }
 
@@ -336,26 +342,104 @@
     watch(view, "active", "_a11yActive", () => requestAnimationFrame(mark));
   }
 
-  function tabs(view) {
+  // The WAI-ARIA tabs pattern (https://www.w3.org/WAI/ARIA/apg/patterns/tabs/) on a strip of tabs: roles,
+  // ids that tie each tab to its panel, only the selected tab in the Tab order (the focus then goes on
+  // into its panel), Left/Right (round the strip) and Home/End move the focus along the strip, and Enter
+  // or Space opens the focused tab. Opening is left to Enter/Space (manual activation), not done by the
+  // arrows: opening a tab builds its explorer, on the server or from the file, which takes a moment.
+  // `strip` gives the current tabs, panels and selected index (its elements can be rebuilt).
+  function tabPattern(list, strip, prefix) {
     const mark = () => {
-      const wrapper = ownFields(view, ".bk-headers-wrapper")[0];
-      if (wrapper) setAttr(wrapper, "role", "tablist");
-      ownFields(view, ".bk-tab").forEach((tab, k) => {
+      const { tabs, panels, selected } = strip();
+      setAttr(list, "role", "tablist");
+      tabs.forEach((tab, k) => {
+        const panel = panels[k];
         setAttr(tab, "role", "tab");
-        setAttr(tab, "aria-selected", String(k === view.model.active));
-        if (!tab._a11yKeys) {
-          tab._a11yKeys = true;
-          tab.addEventListener("keydown", (event) => {
-            if (event.key === "Enter" || event.key === " ") {
-              event.preventDefault();
-              tab.click();
-            }
-          });
-        }
+        setAttr(tab, "id", `${prefix}-tab-${k}`);
+        setAttr(tab, "aria-selected", String(k === selected));
+        setAttr(tab, "tabindex", k === selected ? "0" : "-1");
+        if (panel) setAttr(tab, "aria-controls", `${prefix}-panel-${k}`);
+      });
+      panels.forEach((panel, k) => {
+        if (!panel) return;
+        setAttr(panel, "role", "tabpanel");
+        setAttr(panel, "id", `${prefix}-panel-${k}`);
+        setAttr(panel, "aria-labelledby", `${prefix}-tab-${k}`);
+        // a panel that starts with text is a Tab stop of its own, so its text is reached before what follows
+        if (k === selected) setAttr(panel, "tabindex", "0");
+        else if (panel.hasAttribute("tabindex")) panel.removeAttribute("tabindex");
       });
     };
-    mark();
-    watch(view, "active", "_a11yActive", () => requestAnimationFrame(mark));
+    // Opening a tab of Panel's Tabs rebuilds the strip: the focused tab is gone and the focus with it,
+    // so it is put back on the tab at the same place (only when nothing else has taken it meanwhile).
+    const keepFocus = () => {
+      const k = list._a11yFocused;
+      if (k === undefined || list.contains(list.getRootNode().activeElement)) return;
+      const active = document.activeElement;
+      const tab = strip().tabs[k];
+      if (tab && (active === null || active === document.body)) tab.focus({ preventScroll: true });
+    };
+    if (!list._a11yTabs) {
+      list._a11yTabs = true;
+      list.addEventListener("focusin", (event) => {
+        const k = strip().tabs.indexOf(event.target);
+        if (k >= 0) list._a11yFocused = k;
+      });
+      list.addEventListener("focusout", (event) => {
+        if (event.relatedTarget) list._a11yFocused = undefined; // gone elsewhere, not lost with its element
+      });
+      list.addEventListener("keydown", (event) => {
+        const { tabs } = strip();
+        const k = tabs.indexOf(event.target), n = tabs.length;
+        if (k < 0 || event.altKey || event.ctrlKey || event.metaKey) return;
+        const to = { ArrowRight: (k + 1) % n, ArrowLeft: (k - 1 + n) % n, Home: 0, End: n - 1 }[event.key];
+        if (to !== undefined) {
+          event.preventDefault();
+          tabs[to].focus();
+        } else if ((event.key === "Enter" || event.key === " ") && event.target.tagName !== "BUTTON") {
+          event.preventDefault(); // a <button> opens itself on Enter and Space
+          event.target.click();
+        }
+      });
+    }
+    const update = () => { mark(); keepFocus(); };
+    update();
+    return update;
+  }
+
+  // Bokeh's Tabs (the served page's "Going further"): its header elements are the tabs, its children's
+  // elements the panels. Panel's dynamic Tabs replace a child when it is first opened, so a child's own
+  // render marks its parent's strip again (decorate).
+  function tabs(view) {
+    const wrapper = ownFields(view, ".bk-headers-wrapper")[0];
+    if (!wrapper) return;
+    const strip = () => ({
+      tabs: Array.from(view.header_els || ownFields(view, ".bk-tab")),
+      panels: (view.child_views || []).map((child) => child.el),
+      selected: view.model.active,
+    });
+    view._a11yMarkTabs = tabPattern(wrapper, strip, `a11y-${view.model.id}`);
+    watch(view, "active", "_a11yActive", () => requestAnimationFrame(() => view._a11yMarkTabs()));
+    watch(view, "tabs", "_a11yTabsChanged", () => requestAnimationFrame(() => view._a11yMarkTabs()));
+  }
+
+  // A tab strip written as HTML in a text panel (the export's "Going further", app/export_explorers.py):
+  // its [role=tab] elements, and the [role=tabpanel] elements beside the strip, in the same order; the
+  // page's own script says which is selected (aria-selected), and this follows it.
+  function htmlTabs(view) {
+    ownFields(view, '[role="tablist"]').forEach((list, n) => {
+      if (list._a11yTabs) return;
+      const strip = () => {
+        const tabs = Array.from(list.querySelectorAll('[role="tab"]'));
+        return {
+          tabs,
+          panels: Array.from(list.parentNode.querySelectorAll(':scope > [role="tabpanel"]')),
+          selected: tabs.findIndex((tab) => tab.getAttribute("aria-selected") === "true"),
+        };
+      };
+      const mark = tabPattern(list, strip, `a11y-${view.model.id}-${n}`);
+      new MutationObserver(mark).observe(list, { subtree: true, attributeFilter: ["aria-selected"] });
+    });
   }
 
   // --- figures and their tables ------------------------------------------------------------------------
