@@ -31,6 +31,24 @@
     ".bk-tab:focus-visible { outline-offset: -3px !important; }" +
     ".bk-headers-wrapper { flex-wrap: wrap; }";
 
+  // The figures' tables, wherever they are put (the page, or a shadow root: a tab's panel, the export's
+  // further explorers), and the polite status line, heard and not seen.
+  const TABLE_CSS = `
+.a11y-tables { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 4px 0 10px; font-size: 13px; }
+.figure-table summary { cursor: pointer; color: #1d4ed8; text-decoration: underline; padding: 2px 0;
+  font-weight: normal; }
+.figure-table[open] { flex-basis: 100%; }
+.figure-table-body { overflow-x: auto; }
+.figure-table-note { margin: 4px 0; color: #1a1a1a; max-width: 60em; }
+.figure-table table { border-collapse: collapse; margin: 2px 0 8px; font-variant-numeric: tabular-nums; }
+.figure-table caption { text-align: left; font-weight: 600; padding: 2px 0; }
+.figure-table th, .figure-table td { border: 1px solid #8c8c8c; padding: 2px 8px; text-align: right; }
+.figure-table th[scope="row"] { text-align: left; font-weight: normal; }
+.figure-table .query-row th, .figure-table .query-row td { font-weight: 700; background: #fff1e0; }
+.figure-table td.masked { color: #4d4d4d; font-style: italic; background: #ececec; }
+.a11y-status { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
+  white-space: nowrap; }`;
+
   // --- the tables' data: the same as widgets/a11y.py (tests/test_a11y.py holds them equal) ----------
 
   function fmt(x) {
@@ -167,7 +185,8 @@
   const esc = (text) =>
     String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-  const state = { hooked: false, docs: new WeakMap(), focusSheet: null, tables: new Set() };
+  const state = { hooked: false, docs: new WeakMap(), focusSheet: null, tableSheet: null, tables: new Set() };
+  const isTabs = (view) => Boolean(view.model && Array.isArray(view.model.tabs) && typeof view.model.active === "number");
 
   function docState(doc) {
     let s = state.docs.get(doc);
@@ -275,7 +294,8 @@
       }
     }
     if (Array.isArray(model.labels) && typeof model.active === "number") buttonGroup(view, name);
-    if (Array.isArray(model.tabs) && typeof model.active === "number") tabs(view);
+    if (typeof model.collapsed === "boolean" && view.button_el instanceof HTMLElement) card(view);
+    if (isTabs(view)) tabs(view);
     else if (view.parent && view.parent._a11yMarkTabs) view.parent._a11yMarkTabs(); // a tab's new panel
     if (typeof model.text === "string") htmlTabs(view);
     if (model.renderers !== undefined && model.toolbar !== undefined) figure(view, doc);
@@ -340,6 +360,14 @@
       setAttr(b, "aria-pressed", String(k === view.model.active)));
     mark();
     watch(view, "active", "_a11yActive", () => requestAnimationFrame(mark));
+  }
+
+  // Panel's Card (the served page's "Edit the head"): its header is a button that shows or hides the rest;
+  // a screen reader hears which (the disclosure pattern).
+  function card(view) {
+    const mark = () => setAttr(view.button_el, "aria-expanded", String(!view.model.collapsed));
+    mark();
+    watch(view, "collapsed", "_a11yCollapsed", mark);
   }
 
   // The WAI-ARIA tabs pattern (https://www.w3.org/WAI/ARIA/apg/patterns/tabs/) on a strip of tabs: roles,
@@ -418,9 +446,20 @@
       panels: (view.child_views || []).map((child) => child.el),
       selected: view.model.active,
     });
-    view._a11yMarkTabs = tabPattern(wrapper, strip, `a11y-${view.model.id}`);
+    const mark = tabPattern(wrapper, strip, `a11y-${view.model.id}`);
+    view._a11yMarkTabs = () => { headerFirst(view); mark(); };
+    view._a11yMarkTabs();
     watch(view, "active", "_a11yActive", () => requestAnimationFrame(() => view._a11yMarkTabs()));
     watch(view, "tabs", "_a11yTabsChanged", () => requestAnimationFrame(() => view._a11yMarkTabs()));
+  }
+
+  // BokehJS puts the tab strip after the panels in the DOM (CSS grid draws it above them), so the Tab key
+  // would reach a panel's controls before the tabs: the strip is moved before them.
+  function headerFirst(view) {
+    const header = view.header_el, panels = new Set((view.child_views || []).map((child) => child.el));
+    if (!header || !header.parentNode) return;
+    const first = Array.from(header.parentNode.children).find((el) => el === header || panels.has(el));
+    if (first !== header) header.parentNode.insertBefore(header, first);
   }
 
   // A tab strip written as HTML in a text panel (the export's "Going further", app/export_explorers.py):
@@ -468,16 +507,34 @@
     if (table.details.open) render(table);
   }
 
+  // The tables go after the figures' document root; or, for figures inside a tab (the served page's
+  // "Going further"), at the end of that tab's panel, so they show, hide and take the Tab order with it.
   function container(view) {
-    const top = rootView(view).el;
-    if (!top || !top.parentNode) return null;
-    let box = top.nextElementSibling;
+    let v = view;
+    while (v.parent && !isTabs(v.parent)) v = v.parent;
+    const inTab = v.parent && v.shadow_el ? v.shadow_el : null;
+    const top = v.el;
+    if (!top || (!inTab && !top.parentNode)) return null;
+    let box = inTab ? inTab.querySelector(":scope > .a11y-tables") : top.nextElementSibling;
     if (!box || !box.classList.contains("a11y-tables")) {
       box = document.createElement("div");
       box.className = "a11y-tables";
-      top.parentNode.insertBefore(box, top.nextSibling);
+      if (inTab) inTab.append(box);
+      else top.parentNode.insertBefore(box, top.nextSibling);
     }
+    tableStyle(box.getRootNode());
     return box;
+  }
+
+  function tableStyle(root) {
+    if (!("adoptedStyleSheets" in root)) return;
+    if (state.tableSheet === null) {
+      state.tableSheet = new CSSStyleSheet();
+      state.tableSheet.replaceSync(TABLE_CSS);
+    }
+    if (!root.adoptedStyleSheets.includes(state.tableSheet)) {
+      root.adoptedStyleSheets = [...root.adoptedStyleSheets, state.tableSheet];
+    }
   }
 
   function makeTable(view, spec, doc) {

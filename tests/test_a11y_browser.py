@@ -28,14 +28,148 @@ READY = (
     "() => window.A11y && A11y.hooked && window.Bokeh && Bokeh.documents.length > 0"
     " && document.querySelectorAll('details.figure-table').length >= 5"
 )
-# The element that has the focus, inside shadow roots too, described by what a screen reader would say first.
-FOCUSED = """() => {
+# Every element the Tab key should stop at, in the order of the DOM with shadow roots walked where they
+# are (the order the Tab key follows), kept for DESCRIBE_FOCUS: in the whole page, or (OPEN_TAB) in the
+# focused tab and its panel.
+OPEN_TAB = "the focused tab and its panel"
+TAB_STOPS = """(within) => {
+  const found = [];
+  const stop = (el) => {
+    const nested = el.parentElement && el.parentElement.closest("button");  // a link inside a button
+    if (el.tabIndex >= 0 && !el.disabled && !nested && !el.closest("[inert]")
+        && el.checkVisibility({checkVisibilityCSS: true})) found.push(el);
+  };
+  const walk = (root) => root.querySelectorAll("*").forEach((el) => {
+    stop(el);
+    if (el.shadowRoot) walk(el.shadowRoot);
+  });
+  if (within) {
+    let tab = document.activeElement;
+    while (tab.shadowRoot && tab.shadowRoot.activeElement) tab = tab.shadowRoot.activeElement;
+    const panel = tab.getRootNode().getElementById(tab.getAttribute("aria-controls"));
+    found.push(tab);
+    stop(panel);
+    walk(panel);
+    if (panel.shadowRoot) walk(panel.shadowRoot);
+  } else walk(document);
+  window.__tabStops = found;
+  return found.length;
+}"""
+# The element that has the focus (inside shadow roots too): its place among TAB_STOPS (-1: not one of them),
+# what a screen reader would say first, and whether a focus ring shows (an outline or a box shadow).
+DESCRIBE_FOCUS = """() => {
   let el = document.activeElement;
   while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
   if (!el || el === document.body) return null;
+  const text = (n) => n.shadowRoot ? text(n.shadowRoot) : [...n.childNodes].map((c) =>
+    c.nodeType === 3 ? c.textContent : (c.nodeType === 1 && c.tagName !== "STYLE") ? text(c) : "").join("");
   const label = el.labels && el.labels.length ? el.labels[0].textContent : "";
-  return (el.getAttribute("aria-label") || label || el.textContent || el.tagName).trim().slice(0, 80);
+  const s = getComputedStyle(el);
+  return {
+    stop: (window.__tabStops || []).indexOf(el),
+    name: (el.getAttribute("aria-label") || label || text(el) || el.tagName)
+      .replace(/\\s+/g, " ").trim().slice(0, 80),
+    ring: (s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2) || s.boxShadow !== "none",
+  };
 }"""
+FOCUSED = "() => { const f = (" + DESCRIBE_FOCUS + ")(); return f && f.name; }"
+
+
+def keyboard_walk(page, tab=None) -> list[str]:
+    """Press Tab from the page's start until the focus comes back round, or from `tab` (a tab's locator)
+    until it leaves that tab's panel; return the names of the stops. Fails unless every control is
+    reached, in the DOM's order, each with a visible focus ring, and the focus comes back (no trap)."""
+    within = None
+    seen: list[dict] = []
+    if tab is not None:
+        tab.focus()
+        within = OPEN_TAB
+    count = page.evaluate(TAB_STOPS, within)
+    if tab is not None:
+        seen.append(page.evaluate(DESCRIBE_FOCUS))
+    for _ in range(count + 20):
+        page.keyboard.press("Tab")
+        now = page.evaluate(DESCRIBE_FOCUS)
+        if now is None:
+            continue
+        if seen and now["stop"] == seen[0]["stop"] or within and now["stop"] < 0:
+            break
+        seen.append(now)
+    else:
+        pytest.fail(f"Tab never came round or left the panel: reached {[s['name'] for s in seen]}")
+    first = min(range(len(seen)), key=lambda k: seen[k]["stop"])
+    seen = seen[first:] + seen[:first]  # round the page from its first stop
+    names = [s["name"] for s in seen]
+    stops = [s["stop"] for s in seen]
+    assert -1 not in stops, f"the focus went somewhere Tab should not stop: {names}"
+    missed = count - len(set(stops))
+    assert sorted(stops) == list(range(count)), f"Tab missed {missed} control(s); reached {names}"
+    assert stops == sorted(stops), f"not in the page's order: {names}"
+    assert [s["name"] for s in seen if not s["ring"]] == [], "no visible focus ring"
+    return names
+
+
+TAB_STRIP = """() => {
+  const tabs = [], find = (root) => root.querySelectorAll("*").forEach((el) => {
+    if (el.getAttribute("role") === "tab") tabs.push(el);
+    if (el.shadowRoot) find(el.shadowRoot);
+  });
+  find(document);
+  return tabs.map((tab) => {
+    const panel = tab.getRootNode().getElementById(tab.getAttribute("aria-controls"));
+    return {name: tab.textContent.trim(), selected: tab.getAttribute("aria-selected"), tabindex: tab.tabIndex,
+            list: tab.parentElement.getAttribute("role"),
+            panel: panel && panel.getAttribute("role"),
+            labelled: panel && panel.getAttribute("aria-labelledby") === tab.id};
+  });
+}"""
+
+
+def check_tab_pattern(page, titles: list[str]) -> None:
+    """The "Going further" tabs follow the WAI-ARIA tabs pattern: roles, each tab tied to its panel, only
+    the selected tab in the Tab order; the arrows (round the strip), Home and End move the focus along it,
+    and Enter opens the focused tab."""
+    strip = page.evaluate(TAB_STRIP)
+    assert [t["name"] for t in strip] == titles
+    assert all(t["list"] == "tablist" and t["panel"] == "tabpanel" and t["labelled"] for t in strip), strip
+    others = [("false", -1)] * (len(titles) - 1)
+    assert [(t["selected"], t["tabindex"]) for t in strip] == [("true", 0), *others]
+    page.get_by_role("tab", name=titles[0]).focus()
+    for key, want in (("ArrowRight", 1), ("ArrowLeft", 0), ("ArrowLeft", -1), ("Home", 0), ("End", -1)):
+        page.keyboard.press(key)
+        assert page.evaluate(FOCUSED) == titles[want], key
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    tab = page.get_by_role("tab", name=titles[1])
+    expect(tab).to_have_attribute("aria-selected", "true", timeout=10_000)
+    expect(tab).to_have_attribute("tabindex", "0")
+    assert page.evaluate(FOCUSED) == titles[1]  # still on the tab it opened (Panel rebuilds the strip)
+    page.keyboard.press("Home")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("tab", name=titles[0])).to_have_attribute("aria-selected", "true", timeout=10_000)
+
+
+EXPLORER_TABS = (("Why ÷√d", "seed"), ("Long-context cost", "T exactly"))  # a field of each
+
+
+def open_by_keyboard(page, title: str, field: str):
+    """Open a tab as a keyboard user would (its Enter), wait for its explorer, return the tab."""
+    tab = page.get_by_role("tab", name=title)
+    tab.focus()
+    page.keyboard.press("Enter")
+    expect(tab).to_have_attribute("aria-selected", "true", timeout=10_000)
+    # The tab's explorer is built when first opened: wait for one of its parts.
+    page.get_by_label(field, exact=True).wait_for(timeout=20_000)
+    page.wait_for_timeout(300)
+    return tab
+
+
+def walk_explorer_tabs(page) -> None:
+    """Each further explorer's tab opened by keyboard, then its panel walked with Tab."""
+    for title, field in EXPLORER_TABS:
+        seen = keyboard_walk(page, open_by_keyboard(page, title, field))
+        assert seen[0] == title and field in seen and seen[-1].endswith("as a table"), seen
 
 
 def axe_violations(page, within: str | None = None) -> list[str]:
@@ -157,16 +291,7 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
     page.locator('details[data-figure="weights"] > summary').focus()  # a first Tab lands in the page
     page.keyboard.press("Enter")  # opened from the keyboard
     page.evaluate("() => document.activeElement.blur()")
-    seen: list[str] = []
-    for _ in range(200):
-        page.keyboard.press("Tab")
-        now = page.evaluate(FOCUSED)
-        if now is not None and seen and now == seen[0]:
-            break  # round the page and back to the start: no trap
-        if now is not None:
-            seen.append(now)
-    else:
-        pytest.fail(f"Tab never came back to the first control; reached {seen}")
+    seen = keyboard_walk(page)
     want = [
         "Preset",
         "Query token (the row being read)",
@@ -191,8 +316,7 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
         "Token width C",
         "Head width d",
         *(f"{w} row {r} column {c}" for w in ("W_Q", "W_K", "W_V") for r in range(3) for c in range(2)),
-        "Why ÷√d",
-        "Long-context cost",
+        "Going further",  # the selected tab only: the arrow keys move along the strip
         "Run",
         "Snapshot",
         "The steps for the chosen query",
@@ -200,6 +324,8 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
     missing = [w for w in want if not any(s.startswith(w) for s in seen)]
     assert missing == [], f"not reached by Tab: {missing}; reached {seen}"
     assert seen.index("The, component 0") < seen.index("it, component 2")  # controls in reading order
+    check_tab_pattern(page, ["Going further", *(title for title, _ in EXPLORER_TABS)])
+    walk_explorer_tabs(page)
 
     page.get_by_role("slider", name="it, component 0", exact=True).focus()
     ring = page.evaluate(
@@ -221,26 +347,27 @@ def test_keyboard_alone_reaches_every_control_and_moves_a_weight(page, export_ur
     assert errors == []
 
 
-def test_served_page_and_its_tabs_have_no_axe_violations(page, served_app):
+def test_served_page_and_its_tabs_have_no_axe_violations_and_go_by_keyboard(page, served_app):
     errors = open_page(page, served_app)
     assert axe_violations(page) == []
     assert page.get_by_role("textbox", name="W_Q row 1 column 0", exact=True).count() == 1
     assert page.get_by_role("button", name="Increase Head width d", exact=True).count() == 1
-    for tab, role, field in (
-        ("Why ÷√d", "textbox", "seed"),
-        ("Long-context cost", "textbox", "T exactly"),
-        ("Training lab", "region", "Training lab: the steps for the chosen query"),  # a scrolling panel
-    ):
-        page.get_by_role("tab", name=tab).focus()
-        page.keyboard.press("Enter")  # tabs open from the keyboard
-        # said once the tab's model has changed (a frame later; under load, a while)
-        expect(page.get_by_role("tab", name=tab)).to_have_attribute("aria-selected", "true", timeout=10_000)
-        # The tab's explorer is built when first opened: wait for one of its parts, then check that part.
-        page.get_by_role(role, name=field, exact=True).wait_for(timeout=20_000)
-        page.wait_for_timeout(500)
-        if tab in TAB_FIGURES:
-            open_tables(page, tab)
-        assert axe_violations(page, ".area-more") == [], tab
+    seen = keyboard_walk(page)
+    assert seen.index("it, component 2") < seen.index("Edit the head") < seen.index("W_V row 2 column 1")
+    assert page.get_by_role("button", name="Edit the head").get_attribute("aria-expanded") == "true"
+    check_tab_pattern(page, ["Going further", *(title for title, _ in EXPLORER_TABS), "Training lab"])
+    for title, field in EXPLORER_TABS:
+        tab = open_by_keyboard(page, title, field)
+        seen = keyboard_walk(page, tab)
+        assert seen[0] == title and field in seen and seen[-1].endswith("as a table"), seen
+        open_tables(page, title)
+        assert axe_violations(page, ".area-more") == [], title
+    lab = "Training lab: the steps for the chosen query"  # a scrolling panel
+    page.get_by_role("tab", name="Training lab").focus()
+    page.keyboard.press("Enter")
+    page.get_by_role("region", name=lab, exact=True).wait_for(timeout=20_000)
+    page.wait_for_timeout(500)
+    assert axe_violations(page, ".area-more") == [], "Training lab"
     assert page.get_by_role("combobox", name="Run", exact=True).count() == 1
     assert errors == []
 
@@ -262,6 +389,8 @@ def test_teacher_page_has_no_axe_violations(page, teacher_page_url, artifacts):
     page.locator('details[data-figure="class-chart"] > summary').click()  # the class chart's text alternative
     page.locator('details[data-figure="class-chart"]').get_by_text("No student's row yet.").wait_for()
     assert axe_violations(page) == []
+    seen = keyboard_walk(page)
+    assert seen[:2] == ["Send this head to every student", "The class as a table"]  # the desk comes first
     send.focus()
     page.screenshot(path=str(artifacts / "a11y-teacher-focus.png"))
     assert errors == []
