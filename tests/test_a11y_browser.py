@@ -391,6 +391,12 @@ def test_teacher_page_has_no_axe_violations(page, teacher_page_url, artifacts):
     assert axe_violations(page) == []
     seen = keyboard_walk(page)
     assert seen[:2] == ["Send this head to every student", "The class as a table"]  # the desk comes first
+    for width in (ZOOMED["width"], 390):  # 200 % zoom, a phone: the class under the code, all on screen
+        page.set_viewport_size({"width": width, "height": ZOOMED["height"]})
+        page.wait_for_timeout(400)
+        assert page.evaluate(PAGE_WIDER_THAN_VIEW) <= 0, width
+        assert page.evaluate(PARTS_CUT, ["class-chart"]) == {"seen": ["class-chart"], "cut": []}, width
+    page.set_viewport_size({"width": 1400, "height": 1000})
     send.focus()
     page.screenshot(path=str(artifacts / "a11y-teacher-focus.png"))
     assert errors == []
