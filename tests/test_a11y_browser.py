@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from app.export import export
 from core.presets import CHAPTER, PRESETS
 from tests.conftest import ROOT, serve
-from widgets import cost_viewdata, saturation_viewdata
+from widgets import cost_page, cost_viewdata, saturation_page, saturation_viewdata
 from widgets.a11y import SERIES_COLUMNS, figure_tables, series_table
 from widgets.cost_state import CostSettings
 from widgets.saturation_state import SaturationSettings
@@ -447,7 +447,9 @@ def test_a11y_js_says_so_when_its_bokeh_hook_is_gone(page):
 # The further explorers' parts that must fit the window: their layouts, figures, controls and tables.
 FURTHER_PARTS = (
     "saturation-explorer", "saturation-d", "saturation-spread", "saturation-weight", "saturation-entropy",
-    "cost-explorer", "cost-figure", "cost-readout",
+    *(f"saturation-{name}" for name, _, _ in saturation_page.NUMBER_BOXES),
+    "cost-explorer", "cost-figure", "cost-readout", "cost-preset", "cost-T-slider", "cost-gpu",
+    *(f"cost-{name}" for name, _, _ in cost_page.NUMBER_BOXES),
 )  # fmt: skip
 # The visible parts of `names` (in any Bokeh document of the page), and those that run past the window's
 # edges or whose title is wider than the figure has room for (Bokeh cuts a title at the canvas's edge).
@@ -464,7 +466,8 @@ PARTS_CUT = """(names) => {
     const [left, right] = [Math.round(r.left), Math.round(r.right)];
     if (left < 0 || right > vw) cut.push(`${name}: ${left}–${right} px`);
     if (!view.frame) continue;
-    for (const t of (m.above || []).filter((a) => a.type === "Title")) {
+    const own = m.title && m.title.text ? [m.title] : [];
+    for (const t of [...own, ...(m.above || []).filter((a) => a.type === "Title" && a !== m.title)]) {
       ctx.font = `${t.text_font_style} ${t.text_font_size} ${t.text_font}`;
       const need = ctx.measureText(t.text).width, room = r.width - view.frame.bbox.left;
       if (need > room) cut.push(`${name}: "${t.text}" needs ${Math.ceil(need)} px, has ${Math.floor(room)}`);
