@@ -23,9 +23,31 @@
   const FIGURES = "a11y-figures";
   const MASKED = "masked";
   const ANNOUNCE_AFTER_MS = 800;
+  // Added to every shadow root: a visible focus ring, drawn inside where the box clips what overflows it
+  // (a tab's header strip); and tabs that wrap onto a second line instead of running out of a narrow page.
   const FOCUS_CSS =
     ":focus-visible { outline: 3px solid #1d4ed8 !important; outline-offset: 2px !important; }" +
-    ".noUi-handle:focus-visible { box-shadow: 0 0 0 3px #1d4ed8 !important; }";
+    ".noUi-handle:focus-visible { box-shadow: 0 0 0 3px #1d4ed8 !important; }" +
+    ".bk-tab:focus-visible { outline-offset: -3px !important; }" +
+    ".bk-headers-wrapper { flex-wrap: wrap; }";
+
+  // The figures' tables, wherever they are put (the page, or a shadow root: a tab's panel, the export's
+  // further explorers), and the polite status line, heard and not seen.
+  const TABLE_CSS = `
+.a11y-tables { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 4px 0 10px; font-size: 13px; }
+.figure-table summary { cursor: pointer; color: #1d4ed8; text-decoration: underline; padding: 2px 0;
+  font-weight: normal; }
+.figure-table[open] { flex-basis: 100%; }
+.figure-table-body { overflow-x: auto; }
+.figure-table-note { margin: 4px 0; color: #1a1a1a; max-width: 60em; }
+.figure-table table { border-collapse: collapse; margin: 2px 0 8px; font-variant-numeric: tabular-nums; }
+.figure-table caption { text-align: left; font-weight: 600; padding: 2px 0; }
+.figure-table th, .figure-table td { border: 1px solid #8c8c8c; padding: 2px 8px; text-align: right; }
+.figure-table th[scope="row"] { text-align: left; font-weight: normal; }
+.figure-table .query-row th, .figure-table .query-row td { font-weight: 700; background: #fff1e0; }
+.figure-table td.masked { color: #4d4d4d; font-style: italic; background: #ececec; }
+.a11y-status { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);
+  white-space: nowrap; }`;
 
   // --- the tables' data: the same as widgets/a11y.py (tests/test_a11y.py holds them equal) ----------
 
@@ -163,7 +185,8 @@
   const esc = (text) =>
     String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-  const state = { hooked: false, docs: new WeakMap(), focusSheet: null, tables: new Set() };
+  const state = { hooked: false, docs: new WeakMap(), focusSheet: null, tableSheet: null, tables: new Set() };
+  const isTabs = (view) => Boolean(view.model && Array.isArray(view.model.tabs) && typeof view.model.active === "number");
 
   function docState(doc) {
     let s = state.docs.get(doc);
@@ -271,7 +294,10 @@
       }
     }
     if (Array.isArray(model.labels) && typeof model.active === "number") buttonGroup(view, name);
-    if (Array.isArray(model.tabs) && typeof model.active === "number") tabs(view);
+    if (typeof model.collapsed === "boolean" && view.button_el instanceof HTMLElement) card(view);
+    if (isTabs(view)) tabs(view);
+    else if (view.parent && view.parent._a11yMarkTabs) view.parent._a11yMarkTabs(); // a tab's new panel
+    if (typeof model.text === "string") htmlTabs(view);
     if (model.renderers !== undefined && model.toolbar !== undefined) figure(view, doc);
   }
 
@@ -336,26 +362,123 @@
     watch(view, "active", "_a11yActive", () => requestAnimationFrame(mark));
   }
 
-  function tabs(view) {
+  // Panel's Card (the served page's "Edit the head"): its header is a button that shows or hides the rest;
+  // a screen reader hears which (the disclosure pattern).
+  function card(view) {
+    const mark = () => setAttr(view.button_el, "aria-expanded", String(!view.model.collapsed));
+    mark();
+    watch(view, "collapsed", "_a11yCollapsed", mark);
+  }
+
+  // The WAI-ARIA tabs pattern (https://www.w3.org/WAI/ARIA/apg/patterns/tabs/) on a strip of tabs: roles,
+  // ids that tie each tab to its panel, only the selected tab in the Tab order (the focus then goes on
+  // into its panel), Left/Right (round the strip) and Home/End move the focus along the strip, and Enter
+  // or Space opens the focused tab. Opening is left to Enter/Space (manual activation), not done by the
+  // arrows: opening a tab builds its explorer, on the server or from the file, which takes a moment.
+  // `strip` gives the current tabs, panels and selected index (its elements can be rebuilt).
+  function tabPattern(list, strip, prefix) {
     const mark = () => {
-      const wrapper = ownFields(view, ".bk-headers-wrapper")[0];
-      if (wrapper) setAttr(wrapper, "role", "tablist");
-      ownFields(view, ".bk-tab").forEach((tab, k) => {
+      const { tabs, panels, selected } = strip();
+      setAttr(list, "role", "tablist");
+      tabs.forEach((tab, k) => {
+        const panel = panels[k];
         setAttr(tab, "role", "tab");
-        setAttr(tab, "aria-selected", String(k === view.model.active));
-        if (!tab._a11yKeys) {
-          tab._a11yKeys = true;
-          tab.addEventListener("keydown", (event) => {
-            if (event.key === "Enter" || event.key === " ") {
-              event.preventDefault();
-              tab.click();
-            }
-          });
-        }
+        setAttr(tab, "id", `${prefix}-tab-${k}`);
+        setAttr(tab, "aria-selected", String(k === selected));
+        setAttr(tab, "tabindex", k === selected ? "0" : "-1");
+        if (panel) setAttr(tab, "aria-controls", `${prefix}-panel-${k}`);
+      });
+      panels.forEach((panel, k) => {
+        if (!panel) return;
+        setAttr(panel, "role", "tabpanel");
+        setAttr(panel, "id", `${prefix}-panel-${k}`);
+        setAttr(panel, "aria-labelledby", `${prefix}-tab-${k}`);
+        // a panel that starts with text is a Tab stop of its own, so its text is reached before what follows
+        if (k === selected) setAttr(panel, "tabindex", "0");
+        else if (panel.hasAttribute("tabindex")) panel.removeAttribute("tabindex");
       });
     };
-    mark();
-    watch(view, "active", "_a11yActive", () => requestAnimationFrame(mark));
+    // Opening a tab of Panel's Tabs rebuilds the strip: the focused tab is gone and the focus with it,
+    // so it is put back on the tab at the same place (only when nothing else has taken it meanwhile).
+    const keepFocus = () => {
+      const k = list._a11yFocused;
+      if (k === undefined || list.contains(list.getRootNode().activeElement)) return;
+      const active = document.activeElement;
+      const tab = strip().tabs[k];
+      if (tab && (active === null || active === document.body)) tab.focus({ preventScroll: true });
+    };
+    if (!list._a11yTabs) {
+      list._a11yTabs = true;
+      list.addEventListener("focusin", (event) => {
+        const k = strip().tabs.indexOf(event.target);
+        if (k >= 0) list._a11yFocused = k;
+      });
+      list.addEventListener("focusout", (event) => {
+        if (event.relatedTarget) list._a11yFocused = undefined; // gone elsewhere, not lost with its element
+      });
+      list.addEventListener("keydown", (event) => {
+        const { tabs } = strip();
+        const k = tabs.indexOf(event.target), n = tabs.length;
+        if (k < 0 || event.altKey || event.ctrlKey || event.metaKey) return;
+        const to = { ArrowRight: (k + 1) % n, ArrowLeft: (k - 1 + n) % n, Home: 0, End: n - 1 }[event.key];
+        if (to !== undefined) {
+          event.preventDefault();
+          tabs[to].focus();
+        } else if ((event.key === "Enter" || event.key === " ") && event.target.tagName !== "BUTTON") {
+          event.preventDefault(); // a <button> opens itself on Enter and Space
+          event.target.click();
+        }
+      });
+    }
+    const update = () => { mark(); keepFocus(); };
+    update();
+    return update;
+  }
+
+  // Bokeh's Tabs (the served page's "Going further"): its header elements are the tabs, its children's
+  // elements the panels. Panel's dynamic Tabs replace a child when it is first opened, so a child's own
+  // render marks its parent's strip again (decorate).
+  function tabs(view) {
+    const wrapper = ownFields(view, ".bk-headers-wrapper")[0];
+    if (!wrapper) return;
+    const strip = () => ({
+      tabs: Array.from(view.header_els || ownFields(view, ".bk-tab")),
+      panels: (view.child_views || []).map((child) => child.el),
+      selected: view.model.active,
+    });
+    const mark = tabPattern(wrapper, strip, `a11y-${view.model.id}`);
+    view._a11yMarkTabs = () => { headerFirst(view); mark(); };
+    view._a11yMarkTabs();
+    watch(view, "active", "_a11yActive", () => requestAnimationFrame(() => view._a11yMarkTabs()));
+    watch(view, "tabs", "_a11yTabsChanged", () => requestAnimationFrame(() => view._a11yMarkTabs()));
+  }
+
+  // BokehJS puts the tab strip after the panels in the DOM (CSS grid draws it above them), so the Tab key
+  // would reach a panel's controls before the tabs: the strip is moved before them.
+  function headerFirst(view) {
+    const header = view.header_el, panels = new Set((view.child_views || []).map((child) => child.el));
+    if (!header || !header.parentNode) return;
+    const first = Array.from(header.parentNode.children).find((el) => el === header || panels.has(el));
+    if (first !== header) header.parentNode.insertBefore(header, first);
+  }
+
+  // A tab strip written as HTML in a text panel (the export's "Going further", app/export_explorers.py):
+  // its [role=tab] elements, and the [role=tabpanel] elements beside the strip, in the same order; the
+  // page's own script says which is selected (aria-selected), and this follows it.
+  function htmlTabs(view) {
+    ownFields(view, '[role="tablist"]').forEach((list, n) => {
+      if (list._a11yTabs) return;
+      const strip = () => {
+        const tabs = Array.from(list.querySelectorAll('[role="tab"]'));
+        return {
+          tabs,
+          panels: Array.from(list.parentNode.querySelectorAll(':scope > [role="tabpanel"]')),
+          selected: tabs.findIndex((tab) => tab.getAttribute("aria-selected") === "true"),
+        };
+      };
+      const mark = tabPattern(list, strip, `a11y-${view.model.id}-${n}`);
+      new MutationObserver(mark).observe(list, { subtree: true, attributeFilter: ["aria-selected"] });
+    });
   }
 
   // --- figures and their tables ------------------------------------------------------------------------
@@ -384,16 +507,34 @@
     if (table.details.open) render(table);
   }
 
+  // The tables go after the figures' document root; or, for figures inside a tab (the served page's
+  // "Going further"), at the end of that tab's panel, so they show, hide and take the Tab order with it.
   function container(view) {
-    const top = rootView(view).el;
-    if (!top || !top.parentNode) return null;
-    let box = top.nextElementSibling;
+    let v = view;
+    while (v.parent && !isTabs(v.parent)) v = v.parent;
+    const inTab = v.parent && v.shadow_el ? v.shadow_el : null;
+    const top = v.el;
+    if (!top || (!inTab && !top.parentNode)) return null;
+    let box = inTab ? inTab.querySelector(":scope > .a11y-tables") : top.nextElementSibling;
     if (!box || !box.classList.contains("a11y-tables")) {
       box = document.createElement("div");
       box.className = "a11y-tables";
-      top.parentNode.insertBefore(box, top.nextSibling);
+      if (inTab) inTab.append(box);
+      else top.parentNode.insertBefore(box, top.nextSibling);
     }
+    tableStyle(box.getRootNode());
     return box;
+  }
+
+  function tableStyle(root) {
+    if (!("adoptedStyleSheets" in root)) return;
+    if (state.tableSheet === null) {
+      state.tableSheet = new CSSStyleSheet();
+      state.tableSheet.replaceSync(TABLE_CSS);
+    }
+    if (!root.adoptedStyleSheets.includes(state.tableSheet)) {
+      root.adoptedStyleSheets = [...root.adoptedStyleSheets, state.tableSheet];
+    }
   }
 
   function makeTable(view, spec, doc) {

@@ -10,6 +10,8 @@ from bokeh.models import AdaptiveTicker, ColumnDataSource, Div, FactorRange
 from bokeh.plotting import figure
 
 from widgets.broadcast import ClassBus
+from widgets.matrix_plot import titled
+from widgets.style import fluid_figure
 
 REFRESH_MS = 500
 
@@ -37,9 +39,13 @@ def link_html(bus: ClassBus, view: dict) -> str:
     )
 
 
+CHART_TITLE = "Each student's top key"
+
+
 def chart_title(query_label: str | None) -> str:
-    row = f"the row of '{query_label}'" if query_label else "each student's query row"
-    return f"Where {row} puts its largest weight"
+    """The chart's subtitle (two short lines fit a phone where one long one was cut)."""
+    row = f"the row of '{query_label}'" if query_label else "each query row"
+    return f"where {row} puts its largest weight"
 
 
 class ClassView(pn.viewable.Viewer):
@@ -54,13 +60,13 @@ class ClassView(pn.viewable.Viewer):
         self.source = ColumnDataSource({"key": [], "students": []}, name="class-top-keys")
         self.chart = figure(
             x_range=FactorRange(),
-            height=230,
-            width=460,
-            title=chart_title(None),
+            **fluid_figure(460, 230),
             toolbar_location=None,
             tools="",
             name="class-chart",
         )
+        titled(self.chart, CHART_TITLE, chart_title(None))
+        self.subtitle = next(t for t in self.chart.above if t.text == chart_title(None))
         self.chart.vbar(x="key", top="students", width=0.7, source=self.source, color="#3b6ea8")
         self.chart.y_range.start = 0
         self.chart.yaxis.axis_label = "students"
@@ -83,8 +89,8 @@ class ClassView(pn.viewable.Viewer):
             self.counts.text = counts_html(view)
             self.link.text = link_html(self.bus, view)
             title = chart_title(query_label)
-            if self.chart.title.text != title:
-                self.chart.title.text = title
+            if self.subtitle.text != title:
+                self.subtitle.text = title
             keys = list(view["top"])
             if keys != list(self.chart.x_range.factors):
                 self.chart.x_range.factors = keys

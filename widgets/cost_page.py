@@ -28,7 +28,8 @@ from bokeh.plotting import figure
 from core.cost import GPU_MEMORY_GB, PRESETS
 from widgets.cost_state import CUSTOM
 from widgets.cost_viewdata import PROJ, PROJ_MHA, QK
-from widgets.style import text_panel, wrapping_row
+from widgets.matrix_plot import titled
+from widgets.style import fluid_figure, text_panel, wrapping_row
 
 NOW = "#E69F00"
 # The context lengths the T slider stops at (any other T is typed into "T exactly").
@@ -60,7 +61,16 @@ READOUT_CSS = """
 .cost-readout td.num { font-weight: bold; white-space: nowrap; }
 .cost-readout tr.section th { text-align: left; padding: 8px 8px 2px 8px; color: #555;
   font-size: 13px; letter-spacing: 0.04em; font-weight: 600; }
+/* a phone: each row's words on a line of their own, its number and note under them */
+@media (max-width: 560px) {
+  .cost-readout tr:not(.section) { display: grid; grid-template-columns: auto 1fr; }
+  .cost-readout tr:not(.section) td:first-child { grid-column: 1 / -1; border-bottom: none;
+    padding-bottom: 0; }
+}
 """
+
+
+LABEL_GROUND = {"background_fill_color": "white", "background_fill_alpha": 0.85, "padding": 2}
 
 
 def t_stop(T: int) -> int | None:
@@ -71,13 +81,11 @@ def t_stop(T: int) -> int | None:
 class CostFigure:
     """FLOPs per layer against T, log-log; built once, then only its sources and ranges change."""
 
-    def __init__(self, data: dict, *, width: int = 620, height: int = 430):
+    def __init__(self, data: dict, *, width: int = 620, height: int = 500):
         self.lines = ColumnDataSource(data["lines"], name="cost-lines")
         self.points = ColumnDataSource(data["points"], name="cost-points")
         self.figure = fig = figure(
-            title="FLOPs per layer, one forward pass over T tokens",
-            width=width,
-            height=height,
+            **fluid_figure(width, height),
             x_axis_type="log",
             y_axis_type="log",
             x_range=Range1d(*data["x_range"]),
@@ -87,7 +95,7 @@ class CostFigure:
             name="cost-figure",
         )
         fig.toolbar.logo = None
-        fig.title.text_font_size = "15px"
+        titled(fig, "FLOPs per layer", "one forward pass over T tokens")  # two short lines fit a phone
         fig.axis.axis_label_text_font_size = "14px"
         fig.axis.axis_label_text_font_style = "normal"
         fig.axis.major_label_text_font_size = "13px"
@@ -107,14 +115,15 @@ class CostFigure:
         )
         fig.add_layout(self.now)
         fig.add_layout(self.cross)
+        # Each label is centred on its line, on a white ground: beside the line it ran off a phone's frame.
         self.now_label = Label(
-            x=data["now"], y=0, y_units="screen", x_offset=6, y_offset=8,
-            text=data["now_text"], text_font_size="13px", text_color="#8a5a00",
+            x=data["now"], y=0, y_units="screen", y_offset=8, text_align="center",
+            text=data["now_text"], text_font_size="13px", text_color="#8a5a00", **LABEL_GROUND,
         )  # fmt: skip
         fig.add_layout(self.now_label)
         self.cross_label = Label(
-            x=data["cross"], y=0, y_units="screen", x_offset=-6, y_offset=30, text_align="right",
-            text=data["cross_text"], text_font_size="13px", text_color="#444444",
+            x=data["cross"], y=0, y_units="screen", y_offset=32, text_align="center",
+            text=data["cross_text"], text_font_size="13px", text_color="#444444", **LABEL_GROUND,
         )  # fmt: skip
         fig.add_layout(self.cross_label)
         pts = fig.scatter(
@@ -127,11 +136,11 @@ class CostFigure:
                 ("Q/K/V projections (grows like T)", [proj]),
                 ("projections without K/V sharing", [self.mha]),
             ],
-            location="top_left",
             label_text_font_size="13px",
-            background_fill_alpha=0.85,
+            border_line_color=None,
+            margin=0,
         )
-        fig.add_layout(legend, "center")
+        fig.add_layout(legend, "below")  # under the frame: inside it, on a phone it hid the lines
         self.mha_item = legend.items[2]
         self.mha.visible = self.mha_item.visible = data["grouped"]
         fig.add_tools(

@@ -10,7 +10,7 @@ makes the controls show the inputs.
 
 from __future__ import annotations
 
-from bokeh.layouts import column, row
+from bokeh.layouts import column
 from bokeh.models import (
     ColumnDataSource,
     FixedTicker,
@@ -23,9 +23,10 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
+from widgets.matrix_plot import titled
 from widgets.saturation_state import MAX_T, MIN_T, WIDTHS
 from widgets.saturation_viewdata import RAW, SCALED
-from widgets.style import text_panel, wrapping_row
+from widgets.style import FIGURE_MIN_WIDTH, fluid_figure, text_panel, wrapping_row
 
 REFERENCE = "#555555"
 CHOSEN = "#E69F00"
@@ -36,10 +37,12 @@ INTRO = (
     "untrained head has. Pick a head width and compare the softmax with and without the "
     "division.</p>"
 )
+# The controls take the column's width, up to 430 px (the width buttons share it).
+CONTROL_WIDTH = {"sizing_mode": "stretch_width", "max_width": 430}
 # The number boxes: input name, label, width in pixels.
 NUMBER_BOXES = (
-    ("seed", "seed", 100),
-    ("T", f"keys per query T ({MIN_T}–{MAX_T})", 180),
+    ("seed", "seed", 90),
+    ("T", f"keys per query T ({MIN_T}–{MAX_T})", 170),
     ("trials", "trials (queries)", 120),
 )
 
@@ -51,7 +54,6 @@ def width_button(d: int) -> int | None:
 
 def _style(fig) -> None:
     fig.toolbar.logo = None
-    fig.title.text_font_size = "15px"
     fig.axis.axis_label_text_font_size = "14px"
     fig.axis.axis_label_text_font_style = "normal"
     fig.axis.major_label_text_font_size = "13px"
@@ -61,15 +63,16 @@ def _style(fig) -> None:
 
 
 def _legend(fig, items) -> None:
-    legend = Legend(items=items, location="top_left", label_text_font_size="13px", background_fill_alpha=0.85)
+    """Under the frame: inside it, on a phone it hid the curves."""
+    legend = Legend(items=items, label_text_font_size="13px", border_line_color=None, margin=0)
     legend.click_policy = "hide"
-    fig.add_layout(legend, "center")
+    fig.add_layout(legend, "below")
 
 
 class SaturationFigures:
     """The three figures, their sources, and the spans marking the chosen d."""
 
-    def __init__(self, data: dict, *, width: int = 470, height: int = 330):
+    def __init__(self, data: dict, *, width: int = 470, height: int = 410):
         self.curve = ColumnDataSource(data["curve"], name="saturation-curve")
         self.reference = ColumnDataSource(data["reference"], name="saturation-reference")
         self.marker = ColumnDataSource(data["marker"], name="saturation-marker")
@@ -80,11 +83,9 @@ class SaturationFigures:
         def tooltips(raw: str, scaled: str):
             return [(k, v.format(field_raw=raw, field_scaled=scaled)) for k, v in hover]
 
-        def make(name: str, title: str, y_label: str, y_range, y_axis_type: str):
+        def make(name: str, title: tuple[str, str], y_label: str, y_range, y_axis_type: str):
             fig = figure(
-                title=title,
-                width=width,
-                height=height,
+                **fluid_figure(width, height),
                 x_axis_type="log",
                 y_axis_type=y_axis_type,
                 x_range=x_range,
@@ -94,6 +95,7 @@ class SaturationFigures:
                 name=name,
             )
             _style(fig)
+            titled(fig, *title)  # two short lines: they fit the narrowest figure
             fig.yaxis.axis_label = y_label
             span = Span(
                 location=data["chosen"], dimension="height", line_color=CHOSEN, line_width=3, line_alpha=0.6
@@ -122,7 +124,7 @@ class SaturationFigures:
 
         # 1. spread of the scores
         self.spread = fig = make(
-            "saturation-spread", "Spread of the scores grows like √d", "spread (std) of scores",
+            "saturation-spread", ("Spread of the scores", "grows like √d"), "spread (std) of scores",
             Range1d(0.6, 40), "log",
         )  # fmt: skip
         fig.yaxis.ticker = FixedTicker(ticks=[1, 2, 4, 8, 16, 32])
@@ -139,18 +141,17 @@ class SaturationFigures:
 
         # 2. largest weight
         self.weight = fig = make(
-            "saturation-weight", "Largest softmax weight (1 = one key gets it all)", "mean largest weight",
+            "saturation-weight", ("Largest softmax weight", "1 = one key gets it all"), "mean largest weight",
             Range1d(0, 1.04), "linear",
         )  # fmt: skip
         without_and_with(fig, "max_weight", "uniform_weight", "all keys equal (1/T)")
 
         # 3. entropy
         self.entropy = fig = make(
-            "saturation-entropy", "Entropy of the weights (0 = one-hot)", "mean entropy (nats)",
+            "saturation-entropy", ("Entropy of the weights", "0 = one-hot"), "mean entropy (nats)",
             Range1d(*data["entropy_range"]), "linear",
         )  # fmt: skip
         without_and_with(fig, "entropy", "uniform_entropy", "all keys equal (ln T)")
-        fig.legend.location = "center_right"
 
     @property
     def figures(self):
@@ -175,12 +176,12 @@ class SaturationPage:
         self.plots = SaturationFigures(data)
         self.intro = text_panel(INTRO, name="saturation-intro", sizing_mode="stretch_width")
         self.readout = text_panel(
-            data["readout"], name="saturation-readout", width=430, styles={"font-size": "15px"}
+            data["readout"], name="saturation-readout", **CONTROL_WIDTH, styles={"font-size": "15px"}
         )
-        self.message = text_panel("", name="saturation-message", width=430)
+        self.message = text_panel("", name="saturation-message", **CONTROL_WIDTH)
         active = width_button(inputs["d"])
         self.d_buttons = RadioButtonGroup(
-            labels=[str(d) for d in WIDTHS], active=0 if active is None else active, width=430,
+            labels=[str(d) for d in WIDTHS], active=0 if active is None else active, **CONTROL_WIDTH,
             name="saturation-d",
         )  # fmt: skip
         self.boxes = {
@@ -197,10 +198,12 @@ class SaturationPage:
                 column(
                     text_panel("<b style='font-size:15px'>head width d</b>"),
                     self.d_buttons,
-                    row(*self.boxes.values()),
+                    wrapping_row(*self.boxes.values(), name="saturation-boxes"),
                     self.message,
                     self.readout,
-                    width=460,
+                    sizing_mode="stretch_width",
+                    min_width=FIGURE_MIN_WIDTH,
+                    max_width=460,
                 ),
                 self.plots.spread,
                 name="saturation-top",

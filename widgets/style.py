@@ -49,3 +49,14 @@ def wrapping_row(*children, name: str):
             child.update(width_policy="min", height_policy="min")
     wrap = {"flex-wrap": "wrap", "gap": "8px 18px"}
     return row(*children, name=name, sizing_mode="stretch_width", styles=wrap)
+
+
+# The narrowest a line figure of the further explorers gets: a 320 px phone less the page's margins.
+FIGURE_MIN_WIDTH = 280
+
+
+def fluid_figure(width: int, height: int) -> dict:
+    """figure() sizes for a figure that takes the width it is given, from FIGURE_MIN_WIDTH up to `width`
+    (its titles and legends must fit the narrowest)."""
+    return {"sizing_mode": "stretch_width", "min_width": FIGURE_MIN_WIDTH, "max_width": width,
+            "height": height}

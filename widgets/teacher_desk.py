@@ -12,6 +12,7 @@ from bokeh.models import Div
 from widgets import qr_code as qr
 from widgets.broadcast import ClassBus, class_bus
 from widgets.class_view import ClassView
+from widgets.style import FIGURE_MIN_WIDTH
 from widgets.url_state import encode
 
 CONFIRM_MS = 1500  # a send through Redis comes back to this process well within this
@@ -33,6 +34,7 @@ class TeacherDesk(pn.viewable.Viewer):
             f'<figure class="students-address">{qr.svg(student_url, scale=9)}'
             f"<figcaption>Students open <b>{html.escape(student_url)}</b></figcaption></figure>",
             name="students-qr",
+            stylesheets=["figure { margin: 0 0 8px; } svg { max-width: 100%; height: auto; }"],  # a phone
         )
 
     def send(self) -> None:
@@ -71,6 +73,11 @@ class TeacherDesk(pn.viewable.Viewer):
                 self.send_button,
                 pn.pane.Bokeh(self.status),
                 self.class_view,
+                sizing_mode="stretch_width",
+                min_width=FIGURE_MIN_WIDTH,
+                max_width=620,
             ),
             css_classes=["teacher-desk"],
+            sizing_mode="stretch_width",
+            styles={"flex-wrap": "wrap", "gap": "0 18px"},  # the class under the code on a narrow page
         )
