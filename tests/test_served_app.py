@@ -262,8 +262,10 @@ def test_a_drag_on_a_slow_connection_ends_on_its_last_value(explorer):
     sent = explorer.evaluate("() => window.__sent")
     assert sent[-1] == drag[-1] and 2 <= len(sent) < len(drag), sent
     assert sent == sorted(sent), "values sent out of the order they were made"
-    got = [next(x for x in drag if np.allclose(r, core(x).weights[3], rtol=0, atol=1e-12))
-           for r in explorer.evaluate("() => window.__rows")]
+    got = [
+        next(x for x in drag if np.allclose(r, core(x).weights[3], rtol=0, atol=1e-12))
+        for r in explorer.evaluate("() => window.__rows")
+    ]
     assert got[-1] == drag[-1] and got == sorted(got) and set(got) <= set(sent)
     np.testing.assert_allclose(cells(explorer)[3], last.weights[3], rtol=0, atol=1e-12)
 
