@@ -102,13 +102,20 @@ class Student(Wire):
     def hand(self, value: float) -> None:
         """The student's hand puts the slider at `value`."""
         self.sent_values.add(value)
-        if self.awaiting is not None and time.perf_counter() - self.sent_at > ANSWER_TIMEOUT:
-            self.awaiting = None
+        self.give_up_late_answer()
         if self.every or self.awaiting is None:
             self.held = None
             self._send_value(value)
         else:
             self.held = value
+
+    def give_up_late_answer(self) -> None:
+        """No answer after ANSWER_TIMEOUT: stop waiting for it, and send what is held."""
+        if self.awaiting is not None and time.perf_counter() - self.sent_at > ANSWER_TIMEOUT:
+            self.awaiting = None
+            if self.held is not None:
+                value, self.held = self.held, None
+                self._send_value(value)
 
     def _send_value(self, value: float) -> None:
         """One PATCH-DOC setting the slider, written to the socket now (as WebSocket.send does: no await)."""
@@ -172,6 +179,7 @@ async def drag(url, k, start_at, stop_at, rate, out, every=False):
             await asyncio.sleep(max(0.0, nxt - time.time()))
         deadline = time.perf_counter() + MOVE_TIMEOUT  # the last value: shown, or a time-out
         while time.perf_counter() < deadline and not (w.log and shows(w.log[-1][1], sends[-1][1])):
+            w.give_up_late_answer()
             await asyncio.sleep(0.05)
         stale, wrong = staleness(sends, w.log, time.perf_counter())
         out["stale"] = [s for s in stale if s is not None and s <= MOVE_TIMEOUT]
