@@ -4,6 +4,7 @@
     .venv/bin/python bench/class_load.py load --students 40 --rate 4 --duration 60
     .venv/bin/python bench/class_load.py burst --rounds 5
     .venv/bin/python bench/class_load.py arrive --students 100 --window 10
+    .venv/bin/python bench/class_load.py rounds --rounds 3 --duration 20   # capacity, 1×/2×/4×, A/B
     (each starts its own server with app.classroom's flags; add --through-nginx --processes 2 for two
     backends behind nginx)
 
@@ -25,6 +26,8 @@ every value at once, as a page without that script did).
   per second.
 * burst: one student's hand makes 100 values at once; time until the page shows the last one, against
   one move's latency (median of 10 single moves), in rounds alternating the page's way and `every`.
+* rounds: on one server, round after round: the capacity, then 1×, 2× and 4× of the first round's
+  capacity (or `--one-x`), each with the page's sending and with `--client every`.
 * arrive: N students open the page at random moments within `--window` seconds, as browsers do: GET the
   page (the server builds the session), then the websocket with the page's session token, PULL-DOC; the
   page works when the pulled document carries the chapter's weights line. Time from the GET to that.
@@ -342,6 +345,34 @@ def burst(args, url, pids) -> dict:
     return out
 
 
+def rounds(args, url, pids) -> dict:
+    """On one server, in rounds: the capacity, then 1×, 2×, 4× that capacity, each with the page's sending
+    (one value in flight) and with every value sent at once (a page without static/send_latest.js)."""
+    import copy
+
+    out: dict = {"rate": args.rate, "runs": []}
+    one_x = args.one_x
+    for k in range(args.rounds):
+        c = copy.copy(args)
+        c.duration = args.capacity_duration
+        r = capacity(c, url, pids)
+        one_x = one_x or r["moves_per_s"]  # 1× from the first round's capacity unless given
+        out["runs"].append({"round": k + 1, "mode": "capacity", "load": loadavg(), **r})
+        print(json.dumps(out["runs"][-1]), flush=True)
+        for times in (1, 2, 4):
+            for client in ("latest", "every"):
+                c = copy.copy(args)
+                c.students, c.client = max(1, round(times * one_x / args.rate)), client
+                load_start = loadavg()
+                r = load(c, url, pids)
+                loads = [load_start, loadavg()]
+                out["runs"].append({"round": k + 1, "mode": f"{times}x", "load": loads, **r})
+                print(json.dumps(out["runs"][-1]), flush=True)
+                time.sleep(3)
+    out["one_x_moves_per_s"] = one_x
+    return out
+
+
 TOKEN = re.compile(r'"token":"([^"]+)"')
 
 
@@ -424,12 +455,14 @@ def arrive(args, url, pids) -> dict:
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("mode", choices=["capacity", "load", "burst", "arrive"])
+    ap.add_argument("mode", choices=["capacity", "load", "burst", "arrive", "rounds"])
     ap.add_argument("--sessions", type=int, default=20, help="capacity: sessions moving back to back")
     ap.add_argument("--students", type=int, default=40)
     ap.add_argument("--rate", type=float, default=4.0, help="load: values a second per student")
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--one-x", type=float, default=0.0, help="rounds: moves/s taken as 1× (else measured)")
+    ap.add_argument("--capacity-duration", type=float, default=20.0, help="rounds: seconds of capacity")
     ap.add_argument("--burst", type=int, default=100)
     ap.add_argument(
         "--client",
@@ -475,9 +508,8 @@ def main(argv=None) -> dict:
     with server(srv, logdir) as (url, pids):
         time.sleep(args.settle)
         asyncio.run(burst_round(url, 2)) if args.mode != "arrive" else None  # warm the server
-        report.update(
-            {"capacity": capacity, "load": load, "burst": burst, "arrive": arrive}[args.mode](args, url, pids)
-        )
+        modes = {"capacity": capacity, "load": load, "burst": burst, "arrive": arrive, "rounds": rounds}
+        report.update(modes[args.mode](args, url, pids))
     report["load_end"] = loadavg()
     text = json.dumps(report, indent=1, default=str)
     print(text, flush=True)
