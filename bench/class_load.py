@@ -158,9 +158,36 @@ def staleness(sends: list[tuple[float, float]], log, end: float):
     return out, wrong
 
 
-async def drag(url, k, start_at, stop_at, rate, out, every=False):
-    """One student: connect, then move the slider `rate` times a second until stop_at, whatever the server
-    does meanwhile; the values go as the page sends them (Student.hand)."""
+class StartLine:
+    """Every student of a run connects first; the run starts when all have (or gave up): a busy server can
+    take seconds to build each session, and a fixed budget then starts a run with half the class absent."""
+
+    def __init__(self, ctx, duration: float):
+        self.ready = ctx.Value("i", 0)  # students connected (or failed to)
+        self.go = ctx.Value("d", 0.0)  # the start time, once every student is ready
+        self.duration = duration
+
+    def arrived(self) -> None:
+        with self.ready.get_lock():
+            self.ready.value += 1
+
+    async def wait(self) -> tuple[float, float]:
+        while self.go.value == 0.0:
+            await asyncio.sleep(0.05)
+        return self.go.value, self.go.value + self.duration
+
+    def start(self, n: int, timeout: float) -> tuple[float, float]:
+        """In the parent: wait for n students (at most `timeout` s), then start 1 s later."""
+        deadline = time.time() + timeout
+        while self.ready.value < n and time.time() < deadline:
+            time.sleep(0.1)
+        self.go.value = time.time() + 1.0
+        return self.go.value, self.go.value + self.duration
+
+
+async def drag(url, k, line, rate, out, every=False):
+    """One student: connect, then move the slider `rate` times a second until the run stops, whatever the
+    server does meanwhile; the values go as the page sends them (Student.hand)."""
     out.update(k=k, stale=[], timeouts=0, wrong=0, foreign=0, sent=0, wire=0, errors=[], answered=0)
     w = Student(url, every=every)
     try:
@@ -169,7 +196,10 @@ async def drag(url, k, start_at, stop_at, rate, out, every=False):
         out["errors"].append(f"connect: {exc!r}")
         await w.close()
         return
+    finally:
+        line.arrived()
     try:
+        start_at, stop_at = await line.wait()
         await asyncio.sleep(max(0.0, start_at - time.time()) + random.random() / rate)
         vals = values_for(k)
         sends: list[tuple[float, float]] = []
@@ -199,12 +229,16 @@ async def drag(url, k, start_at, stop_at, rate, out, every=False):
         await w.close()
 
 
-async def back_to_back(url, k, start_at, stop_at, out):
+async def back_to_back(url, k, line, out):
     """One session moving as fast as it is answered (for the capacity)."""
     out.update(k=k, moves=0, errors=[])
     w = Student(url)
     try:
-        await w.open()
+        try:
+            await w.open()
+        finally:
+            line.arrived()
+        start_at, stop_at = await line.wait()
         await asyncio.sleep(max(0.0, start_at - time.time()))
         vals = values_for(k)
         while time.time() < stop_at:
@@ -216,40 +250,41 @@ async def back_to_back(url, k, start_at, stop_at, out):
         await w.close()
 
 
-def clients(kind, url, ks, start_at, stop_at, rate, queue):
+def clients(kind, url, ks, line, rate, queue):
     async def main():
         outs = [{} for _ in ks]
         tasks = []
         for k, o in zip(ks, outs):
             if kind in ("drag", "every"):
-                tasks.append(asyncio.ensure_future(drag(url, k, start_at, stop_at, rate, o, kind == "every")))
+                tasks.append(asyncio.ensure_future(drag(url, k, line, rate, o, kind == "every")))
             else:
-                tasks.append(asyncio.ensure_future(back_to_back(url, k, start_at, stop_at, o)))
+                tasks.append(asyncio.ensure_future(back_to_back(url, k, line, o)))
             await asyncio.sleep(0.05)
+        _, stop_at = await line.wait()
         await asyncio.wait(tasks, timeout=stop_at - time.time() + 60)
         return outs
 
     queue.put(asyncio.run(main()))
 
 
-def spawn(kind, url, n, start_at, stop_at, rate, per_process):
+def spawn(kind, url, n, duration, rate, per_process):
     ctx = mp.get_context("spawn")
+    line = StartLine(ctx, duration)
     queue, procs = ctx.Queue(), []
     for i in range(0, n, per_process):
         p = ctx.Process(
             target=clients,
-            args=(kind, url, list(range(i, min(n, i + per_process))), start_at, stop_at, rate, queue),
+            args=(kind, url, list(range(i, min(n, i + per_process))), line, rate, queue),
         )
         p.start()
         procs.append(p)
-    return queue, procs
+    return queue, procs, line
 
 
 def capacity(args, url, pids) -> dict:
     mon = Monitor(pids).start()
-    start_at = time.time() + args.connect_budget
-    stop_at = start_at + args.duration
-    queue, procs = spawn("b2b", url, args.sessions, start_at, stop_at, 0, args.per_process)
+    queue, procs, line = spawn("b2b", url, args.sessions, args.duration, 0, args.per_process)
+    start_at, stop_at = line.start(args.sessions, args.connect_budget)
     res = collect(queue, procs, stop_at - time.time() + 90)
     mon.stop()
     moves = sum(r["moves"] for r in res)
@@ -264,10 +299,11 @@ def capacity(args, url, pids) -> dict:
 
 def load(args, url, pids) -> dict:
     mon = Monitor(pids).start()
-    start_at = time.time() + args.connect_budget
-    stop_at = start_at + args.duration
     kind = "every" if args.client == "every" else "drag"
-    queue, procs = spawn(kind, url, args.students, start_at, stop_at, args.rate, args.per_process)
+    queue, procs, line = spawn(kind, url, args.students, args.duration, args.rate, args.per_process)
+    t_connect = time.time()
+    start_at, stop_at = line.start(args.students, args.connect_budget)
+    connect_s = time.time() - t_connect
     res = collect(queue, procs, stop_at - time.time() + 120)
     mon.stop()
     stale = [s for r in res for s in r["stale"]]
@@ -278,6 +314,7 @@ def load(args, url, pids) -> dict:
         "rate": args.rate,
         "duration_s": args.duration,
         "connected": sum(1 for r in res if "connect" not in " ".join(r["errors"])),
+        "connecting_s": connect_s,
         "sent": sum(r["sent"] for r in res),  # values the students' hands made
         "wire": sum(r.get("wire", 0) for r in res),  # of which sent to the server
         "answered": sum(r["answered"] for r in res),
@@ -346,8 +383,8 @@ def burst(args, url, pids) -> dict:
 
 
 def rounds(args, url, pids) -> dict:
-    """On one server, in rounds: the capacity, then 1×, 2×, 4× that capacity, each with the page's sending
-    (one value in flight) and with every value sent at once (a page without static/send_latest.js)."""
+    """On one server, in rounds: the capacity, then 1×, 2×, 4× that capacity with the page's sending (one
+    value in flight), and 1×, 2× with every value sent at once (a page without static/send_latest.js)."""
     import copy
 
     out: dict = {"rate": args.rate, "runs": []}
@@ -360,7 +397,7 @@ def rounds(args, url, pids) -> dict:
         out["runs"].append({"round": k + 1, "mode": "capacity", "load": loadavg(), **r})
         print(json.dumps(out["runs"][-1]), flush=True)
         for times in (1, 2, 4):
-            for client in ("latest", "every"):
+            for client in ("latest", "every") if times < 4 else ("latest",):  # 4× every: a flood, known
                 c = copy.copy(args)
                 c.students, c.client = max(1, round(times * one_x / args.rate)), client
                 load_start = loadavg()
@@ -473,7 +510,7 @@ def main(argv=None) -> dict:
     )
     ap.add_argument("--window", type=float, default=10.0, help="arrive: seconds over which students open")
     ap.add_argument("--per-process", type=int, default=25)
-    ap.add_argument("--connect-budget", type=float, default=30.0)
+    ap.add_argument("--connect-budget", type=float, default=300.0, help="at most this long to connect all")
     ap.add_argument("--through-nginx", action="store_true")
     ap.add_argument("--processes", type=int, default=1)
     ap.add_argument("--port", type=int, default=0)
