@@ -39,9 +39,9 @@ JS_BURST = """async ({values, every}) => {
     proto._document_changed = every ? window.__latest.original : window.__latest;
     const sends = Bokeh.require('client/connection').ClientConnection.prototype;
     window.__send = window.__send || sends.send;
-    let sent = 0;
+    let sent = 0, last_sent = 0;
     sends.send = function (m) {
-        if (m.msgtype() === 'PATCH-DOC') sent += 1;
+        if (m.msgtype() === 'PATCH-DOC') { sent += 1; last_sent = performance.now(); }
         return window.__send.call(this, m);
     };
     const doc = Bokeh.documents[0];
@@ -51,9 +51,9 @@ JS_BURST = """async ({values, every}) => {
     source.change.connect(() => { last = performance.now(); changes += 1; });
     const t0 = performance.now();
     for (const v of values) slider.value = v;
-    // wait until nothing has changed for 1 s (or 15 s in all)
-    while (performance.now() - Math.max(last, t0) < 1000 && performance.now() - t0 < 15000)
-        await new Promise(r => setTimeout(r, 20));
+    // wait until the last value sent has been answered and nothing has changed for 1 s (or 15 s in all)
+    const settled = () => performance.now() - Math.max(last, t0) >= 1000 && last >= last_sent;
+    while (!settled() && performance.now() - t0 < 15000) await new Promise(r => setTimeout(r, 20));
     proto._document_changed = window.__latest;
     sends.send = window.__send;
     const v = Array.from(source.data.value);

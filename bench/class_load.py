@@ -197,6 +197,7 @@ async def drag(url, k, line, rate, out, every=False):
         await w.close()
         return
     finally:
+        out["opened"] = True
         line.arrived()
     try:
         start_at, stop_at = await line.wait()
@@ -237,6 +238,7 @@ async def back_to_back(url, k, line, out):
         try:
             await w.open()
         finally:
+            out["opened"] = True
             line.arrived()
         start_at, stop_at = await line.wait()
         await asyncio.sleep(max(0.0, start_at - time.time()))
@@ -259,7 +261,9 @@ def clients(kind, url, ks, line, rate, queue):
                 tasks.append(asyncio.ensure_future(drag(url, k, line, rate, o, kind == "every")))
             else:
                 tasks.append(asyncio.ensure_future(back_to_back(url, k, line, o)))
-            await asyncio.sleep(0.05)
+            while "opened" not in o:  # one session opening at a time per client process: a server
+                await asyncio.sleep(0.05)  # building dozens at once finishes none of them in time
+
         _, stop_at = await line.wait()
         await asyncio.wait(tasks, timeout=stop_at - time.time() + 60)
         return outs
