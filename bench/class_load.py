@@ -401,7 +401,7 @@ def rounds(args, url, pids) -> dict:
         out["runs"].append({"round": k + 1, "mode": "capacity", "load": loadavg(), **r})
         print(json.dumps(out["runs"][-1]), flush=True)
         for times in (1, 2, 4):
-            for client in ("latest", "every") if times < 4 else ("latest",):  # 4× every: a flood, known
+            for client in args.clients.split(",") if times < 4 else ("latest",):  # 4× every: a flood, known
                 c = copy.copy(args)
                 c.students, c.client = max(1, round(times * one_x / args.rate)), client
                 load_start = loadavg()
@@ -503,6 +503,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--one-x", type=float, default=0.0, help="rounds: moves/s taken as 1× (else measured)")
+    ap.add_argument("--clients", default="latest,every", help="rounds: the ways of sending at 1× and 2×")
     ap.add_argument("--capacity-duration", type=float, default=20.0, help="rounds: seconds of capacity")
     ap.add_argument("--burst", type=int, default=100)
     ap.add_argument(
