@@ -400,7 +400,7 @@ def rounds(args, url, pids) -> dict:
         one_x = one_x or r["moves_per_s"]  # 1× from the first round's capacity unless given
         out["runs"].append({"round": k + 1, "mode": "capacity", "load": loadavg(), **r})
         print(json.dumps(out["runs"][-1]), flush=True)
-        for times in (1, 2, 4):
+        for times in (int(t) for t in args.times.split(",")):
             for client in args.clients.split(",") if times < 4 else ("latest",):  # 4× every: a flood, known
                 c = copy.copy(args)
                 c.students, c.client = max(1, round(times * one_x / args.rate)), client
@@ -504,6 +504,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--one-x", type=float, default=0.0, help="rounds: moves/s taken as 1× (else measured)")
     ap.add_argument("--clients", default="latest,every", help="rounds: the ways of sending at 1× and 2×")
+    ap.add_argument("--times", default="1,2,4", help="rounds: the classes, as multiples of the capacity")
     ap.add_argument("--capacity-duration", type=float, default=20.0, help="rounds: seconds of capacity")
     ap.add_argument("--burst", type=int, default=100)
     ap.add_argument(
