@@ -27,6 +27,8 @@ TEMPLATE = (
     + (ROOT / "static" / "a11y.css").read_text()
     + """</style><script>"""
     + (ROOT / "static" / "bokeh_patch.js").read_text()
+    + "</script><script>"
+    + (ROOT / "static" / "send_latest.js").read_text()  # issue 13: one property change in flight
     + """</script><script>"""
     + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
     + """</script><script>"""

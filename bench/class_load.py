@@ -4,23 +4,30 @@
     .venv/bin/python bench/class_load.py load --students 40 --rate 4 --duration 60
     .venv/bin/python bench/class_load.py burst --rounds 5
     .venv/bin/python bench/class_load.py arrive --students 100 --window 10
+    .venv/bin/python bench/class_load.py rounds --rounds 3 --duration 20   # capacity, 1×/2×/4×, A/B
     (each starts its own server with app.classroom's flags; add --through-nginx --processes 2 for two
     backends behind nginx)
 
 Students speak the Bokeh protocol over a websocket (bench/load_test.py `Wire`: ACK, PULL-DOC,
-document_ready, PATCH-DOC per move), many per client process. Unlike bench/load_test.py, a student here
-does not wait for an answer before moving again: each sends `--rate` slider values a second, as a hand
-dragging a slider does, whatever the server does meanwhile.
+document_ready, PATCH-DOC per move), many per client process, and read and parse every message the
+server sends, as BokehJS does. Unlike bench/load_test.py, a student's hand does not wait for an answer
+before moving again: it moves the slider `--rate` times a second whatever the server does meanwhile. The
+values go to the server as the served page sends them (static/send_latest.js): while the server has not
+answered the last patch, the newest value is held and sent when the answer comes (`--client every`:
+every value at once, as a page without that script did).
 
 * capacity: sessions moving back to back (each waits for its answer): the moves per second one server
   answers. That sets 1× for `load`: students × rate = capacity.
-* load: staleness of a move = time from sending it until the student's page shows that value or a later
-  one of theirs (a move overtaken before it was computed is not "lost": the page moved past it); p50/p95;
+* load: staleness of a move = time from the hand's move until the student's page shows that value or a
+  later one of theirs (a move overtaken before it was computed is not "lost": the page moved past it);
+  p50/p95;
   time-outs (a move not shown or overtaken within 10 s); wrong replies (weights that are none of this
   student's values); foreign writes (their slider set to a value they never sent); values answered
   per second.
-* burst: one student sends 100 values at once and times the page showing the last one, against one
-  move's latency (median of 10 single moves), in interleaved rounds.
+* burst: one student's hand makes 100 values at once; time until the page shows the last one, against
+  one move's latency (median of 10 single moves), in rounds alternating the page's way and `every`.
+* rounds: on one server, round after round: the capacity, then 1×, 2× and 4× of the first round's
+  capacity (or `--one-x`), each with the page's sending and with `--client every`.
 * arrive: N students open the page at random moments within `--window` seconds, as browsers do: GET the
   page (the server builds the session), then the websocket with the page's session token, PULL-DOC; the
   page works when the pulled document carries the chapter's weights line. Time from the GET to that.
@@ -65,18 +72,65 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-class Student(Wire):
-    """A Wire that logs every weights update it receives: (arrival time, weights)."""
+# An answer that never comes must not keep the last value back for ever (static/send_latest.js: the same).
+ANSWER_TIMEOUT = 5.0
 
-    def __init__(self, url: str):
+
+class Student(Wire):
+    """A Wire that logs every weights update it receives: (arrival time, weights); and sends slider values as
+    the served page does (static/send_latest.js): while the server has not answered the last patch sent,
+    the newest value is held and sent when the answer comes. `every=True` sends every value at once, as a
+    page without that script did."""
+
+    def __init__(self, url: str, every: bool = False):
         super().__init__(url)
         self.log: list[tuple[float, list[float]]] = []
+        self.every = every
+        self.awaiting: str | None = None  # msgid of the patch waiting for its answer
+        self.sent_at = 0.0
+        self.held: float | None = None  # the newest value made while waiting
+        self.wire_sends = 0  # slider values that went on the wire
 
     def _dispatch(self, header, content, buffers) -> None:
         before = self.updates
         super()._dispatch(header, content, buffers)
         if self.updates != before:
             self.log.append((self.t_update, self.weights))
+        if header.get("msgtype") in ("OK", "ERROR") and header.get("reqid") == self.awaiting:
+            self.awaiting = None
+            if self.held is not None:
+                value, self.held = self.held, None
+                self._send_value(value)
+
+    def hand(self, value: float) -> None:
+        """The student's hand puts the slider at `value`."""
+        self.sent_values.add(value)
+        self.give_up_late_answer()
+        if self.every or self.awaiting is None:
+            self.held = None
+            self._send_value(value)
+        else:
+            self.held = value
+
+    def give_up_late_answer(self) -> None:
+        """No answer after ANSWER_TIMEOUT: stop waiting for it, and send what is held."""
+        if self.awaiting is not None and time.perf_counter() - self.sent_at > ANSWER_TIMEOUT:
+            self.awaiting = None
+            if self.held is not None:
+                value, self.held = self.held, None
+                self._send_value(value)
+
+    def _send_value(self, value: float) -> None:
+        """One PATCH-DOC setting the slider, written to the socket now (as WebSocket.send does: no await)."""
+        self._n += 1
+        msgid = f"{id(self):x}-{self._n}"
+        event = {"kind": "ModelChanged", "model": {"id": self.ids[SLIDER]}, "attr": "value", "new": value}
+        frames = [json.dumps({"msgid": msgid, "msgtype": "PATCH-DOC"}), "{}", json.dumps({"events": [event]})]
+        for frame in frames:
+            fut = self.ws.write_message(frame)
+            fut.add_done_callback(lambda f: f.exception())  # a closed socket: the run's end, not an error
+        self.awaiting, self.sent_at = msgid, time.perf_counter()
+        self.wire_sends += 1
 
 
 def staleness(sends: list[tuple[float, float]], log, end: float):
@@ -104,35 +158,69 @@ def staleness(sends: list[tuple[float, float]], log, end: float):
     return out, wrong
 
 
-async def drag(url, k, start_at, stop_at, rate, out):
-    """One student: connect, then send `rate` values a second until stop_at without waiting for answers."""
-    out.update(k=k, stale=[], timeouts=0, wrong=0, foreign=0, sent=0, errors=[], answered=0)
-    w = Student(url)
+class StartLine:
+    """Every student of a run connects first; the run starts when all have (or gave up): a busy server can
+    take seconds to build each session, and a fixed budget then starts a run with half the class absent."""
+
+    def __init__(self, ctx, duration: float):
+        self.ready = ctx.Value("i", 0)  # students connected (or failed to)
+        self.go = ctx.Value("d", 0.0)  # the start time, once every student is ready
+        self.duration = duration
+
+    def arrived(self) -> None:
+        with self.ready.get_lock():
+            self.ready.value += 1
+
+    async def wait(self) -> tuple[float, float]:
+        while self.go.value == 0.0:
+            await asyncio.sleep(0.05)
+        return self.go.value, self.go.value + self.duration
+
+    def start(self, n: int, timeout: float) -> tuple[float, float]:
+        """In the parent: wait for n students (at most `timeout` s), then start 1 s later."""
+        deadline = time.time() + timeout
+        while self.ready.value < n and time.time() < deadline:
+            time.sleep(0.1)
+        self.go.value = time.time() + 1.0
+        return self.go.value, self.go.value + self.duration
+
+
+async def drag(url, k, line, rate, out, every=False):
+    """One student: connect, then move the slider `rate` times a second until the run stops, whatever the
+    server does meanwhile; the values go as the page sends them (Student.hand)."""
+    out.update(k=k, stale=[], timeouts=0, wrong=0, foreign=0, sent=0, wire=0, errors=[], answered=0)
+    w = Student(url, every=every)
     try:
         await w.open()
     except Exception as exc:
         out["errors"].append(f"connect: {exc!r}")
         await w.close()
         return
+    finally:
+        out["opened"] = True
+        line.arrived()
     try:
+        start_at, stop_at = await line.wait()
         await asyncio.sleep(max(0.0, start_at - time.time()) + random.random() / rate)
         vals = values_for(k)
         sends: list[tuple[float, float]] = []
         nxt = time.time()
         while time.time() < stop_at:
             v = next(vals)
-            await w.set(SLIDER, "value", v)
+            w.hand(v)
             sends.append((time.perf_counter(), v))
             nxt += 1.0 / rate
             await asyncio.sleep(max(0.0, nxt - time.time()))
         deadline = time.perf_counter() + MOVE_TIMEOUT  # the last value: shown, or a time-out
         while time.perf_counter() < deadline and not (w.log and shows(w.log[-1][1], sends[-1][1])):
+            w.give_up_late_answer()
             await asyncio.sleep(0.05)
         stale, wrong = staleness(sends, w.log, time.perf_counter())
         out["stale"] = [s for s in stale if s is not None and s <= MOVE_TIMEOUT]
         out["timeouts"] = sum(1 for s in stale if s is None or s > MOVE_TIMEOUT)
         out["wrong"] = wrong
         out["sent"] = len(sends)
+        out["wire"] = w.wire_sends
         out["answered"] = len(w.log)
     except Exception as exc:
         out["errors"].append(f"drag: {exc!r}")
@@ -142,12 +230,17 @@ async def drag(url, k, start_at, stop_at, rate, out):
         await w.close()
 
 
-async def back_to_back(url, k, start_at, stop_at, out):
+async def back_to_back(url, k, line, out):
     """One session moving as fast as it is answered (for the capacity)."""
     out.update(k=k, moves=0, errors=[])
     w = Student(url)
     try:
-        await w.open()
+        try:
+            await w.open()
+        finally:
+            out["opened"] = True
+            line.arrived()
+        start_at, stop_at = await line.wait()
         await asyncio.sleep(max(0.0, start_at - time.time()))
         vals = values_for(k)
         while time.time() < stop_at:
@@ -159,40 +252,43 @@ async def back_to_back(url, k, start_at, stop_at, out):
         await w.close()
 
 
-def clients(kind, url, ks, start_at, stop_at, rate, queue):
+def clients(kind, url, ks, line, rate, queue):
     async def main():
         outs = [{} for _ in ks]
         tasks = []
         for k, o in zip(ks, outs):
-            if kind == "drag":
-                tasks.append(asyncio.ensure_future(drag(url, k, start_at, stop_at, rate, o)))
+            if kind in ("drag", "every"):
+                tasks.append(asyncio.ensure_future(drag(url, k, line, rate, o, kind == "every")))
             else:
-                tasks.append(asyncio.ensure_future(back_to_back(url, k, start_at, stop_at, o)))
-            await asyncio.sleep(0.05)
+                tasks.append(asyncio.ensure_future(back_to_back(url, k, line, o)))
+            while "opened" not in o:  # one session opening at a time per client process: a server
+                await asyncio.sleep(0.05)  # building dozens at once finishes none of them in time
+
+        _, stop_at = await line.wait()
         await asyncio.wait(tasks, timeout=stop_at - time.time() + 60)
         return outs
 
     queue.put(asyncio.run(main()))
 
 
-def spawn(kind, url, n, start_at, stop_at, rate, per_process):
+def spawn(kind, url, n, duration, rate, per_process):
     ctx = mp.get_context("spawn")
+    line = StartLine(ctx, duration)
     queue, procs = ctx.Queue(), []
     for i in range(0, n, per_process):
         p = ctx.Process(
             target=clients,
-            args=(kind, url, list(range(i, min(n, i + per_process))), start_at, stop_at, rate, queue),
+            args=(kind, url, list(range(i, min(n, i + per_process))), line, rate, queue),
         )
         p.start()
         procs.append(p)
-    return queue, procs
+    return queue, procs, line
 
 
 def capacity(args, url, pids) -> dict:
     mon = Monitor(pids).start()
-    start_at = time.time() + args.connect_budget
-    stop_at = start_at + args.duration
-    queue, procs = spawn("b2b", url, args.sessions, start_at, stop_at, 0, args.per_process)
+    queue, procs, line = spawn("b2b", url, args.sessions, args.duration, 0, args.per_process)
+    start_at, stop_at = line.start(args.sessions, args.connect_budget)
     res = collect(queue, procs, stop_at - time.time() + 90)
     mon.stop()
     moves = sum(r["moves"] for r in res)
@@ -207,19 +303,24 @@ def capacity(args, url, pids) -> dict:
 
 def load(args, url, pids) -> dict:
     mon = Monitor(pids).start()
-    start_at = time.time() + args.connect_budget
-    stop_at = start_at + args.duration
-    queue, procs = spawn("drag", url, args.students, start_at, stop_at, args.rate, args.per_process)
+    kind = "every" if args.client == "every" else "drag"
+    queue, procs, line = spawn(kind, url, args.students, args.duration, args.rate, args.per_process)
+    t_connect = time.time()
+    start_at, stop_at = line.start(args.students, args.connect_budget)
+    connect_s = time.time() - t_connect
     res = collect(queue, procs, stop_at - time.time() + 120)
     mon.stop()
     stale = [s for r in res for s in r["stale"]]
     rss = [s[2] for s in mon.samples if start_at <= s[0] <= stop_at]
     return {
         "students": args.students,
+        "client": args.client,
         "rate": args.rate,
         "duration_s": args.duration,
         "connected": sum(1 for r in res if "connect" not in " ".join(r["errors"])),
-        "sent": sum(r["sent"] for r in res),
+        "connecting_s": connect_s,
+        "sent": sum(r["sent"] for r in res),  # values the students' hands made
+        "wire": sum(r.get("wire", 0) for r in res),  # of which sent to the server
         "answered": sum(r["answered"] for r in res),
         "answered_per_s": sum(r["answered"] for r in res) / args.duration,
         "stale_p50_ms": 1000 * pct(stale, 50),
@@ -234,11 +335,12 @@ def load(args, url, pids) -> dict:
         "rss_start_mb": rss[0] / 2**20 if rss else None,
         "rss_end_mb": rss[-1] / 2**20 if rss else None,
         "rss_max_mb": max(rss) / 2**20 if rss else None,
+        "rss_by_minute_mb": [round(r / 2**20, 1) for r in rss[::60]],
     }
 
 
-async def burst_round(url, n: int) -> dict:
-    w = Student(url)
+async def burst_round(url, n: int, every: bool = False) -> dict:
+    w = Student(url, every=every)
     await w.open()
     try:
         single = []
@@ -246,9 +348,10 @@ async def burst_round(url, n: int) -> dict:
         for _ in range(10):
             single.append(await w.move(next(vals)))
         values = [round(-1.0 + 0.02 * k, 2) for k in range(n)]
+        sent_before = w.wire_sends
         t0 = time.perf_counter()
         for v in values:
-            await w.set(SLIDER, "value", v)
+            w.hand(v)
         deadline = t0 + MOVE_TIMEOUT
         while time.perf_counter() < deadline and not (w.log and shows(w.log[-1][1], values[-1])):
             await asyncio.sleep(0.001)
@@ -258,25 +361,57 @@ async def burst_round(url, n: int) -> dict:
             "one_move_ms": 1000 * statistics.median(single),
             "burst_last_shown_ms": None if shown is None else 1000 * shown,
             "updates_for_burst": updates,
+            "sent_for_burst": w.wire_sends - sent_before,
         }
     finally:
         await w.close()
 
 
 def burst(args, url, pids) -> dict:
+    """Rounds of: the page's way (one value in flight), then every value at once (a page without
+    static/send_latest.js), on the same server."""
     rounds = []
-    for _ in range(args.rounds):
-        r = asyncio.run(burst_round(url, args.burst))
-        r["load"] = loadavg()
-        r["ratio"] = r["burst_last_shown_ms"] / r["one_move_ms"] if r["burst_last_shown_ms"] else None
-        rounds.append(r)
-        time.sleep(1)
-    ratios = [r["ratio"] for r in rounds if r["ratio"]]
-    return {
-        "burst": args.burst,
-        "rounds": rounds,
-        "median_ratio": statistics.median(ratios) if ratios else None,
-    }
+    for k in range(args.rounds):
+        for client in ("latest", "every"):
+            r = asyncio.run(burst_round(url, args.burst, every=client == "every"))
+            r.update(round=k + 1, client=client, load=loadavg())
+            r["ratio"] = r["burst_last_shown_ms"] / r["one_move_ms"] if r["burst_last_shown_ms"] else None
+            rounds.append(r)
+            print(json.dumps(r), flush=True)
+            time.sleep(1)
+    out = {"burst": args.burst, "rounds": rounds}
+    for client in ("latest", "every"):
+        ratios = [r["ratio"] for r in rounds if r["client"] == client and r["ratio"]]
+        out[f"median_ratio_{client}"] = statistics.median(ratios) if ratios else None
+    return out
+
+
+def rounds(args, url, pids) -> dict:
+    """On one server, in rounds: the capacity, then 1×, 2×, 4× that capacity with the page's sending (one
+    value in flight), and 1×, 2× with every value sent at once (a page without static/send_latest.js)."""
+    import copy
+
+    out: dict = {"rate": args.rate, "runs": []}
+    one_x = args.one_x
+    for k in range(args.rounds):
+        c = copy.copy(args)
+        c.duration = args.capacity_duration
+        r = capacity(c, url, pids)
+        one_x = one_x or r["moves_per_s"]  # 1× from the first round's capacity unless given
+        out["runs"].append({"round": k + 1, "mode": "capacity", "load": loadavg(), **r})
+        print(json.dumps(out["runs"][-1]), flush=True)
+        for times in (int(t) for t in args.times.split(",")):
+            for client in args.clients.split(",") if times < 4 else ("latest",):  # 4× every: a flood, known
+                c = copy.copy(args)
+                c.students, c.client = max(1, round(times * one_x / args.rate)), client
+                load_start = loadavg()
+                r = load(c, url, pids)
+                loads = [load_start, loadavg()]
+                out["runs"].append({"round": k + 1, "mode": f"{times}x", "load": loads, **r})
+                print(json.dumps(out["runs"][-1]), flush=True)
+                time.sleep(3)
+    out["one_x_moves_per_s"] = one_x
+    return out
 
 
 TOKEN = re.compile(r'"token":"([^"]+)"')
@@ -361,16 +496,27 @@ def arrive(args, url, pids) -> dict:
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("mode", choices=["capacity", "load", "burst", "arrive"])
+    ap.add_argument("mode", choices=["capacity", "load", "burst", "arrive", "rounds"])
     ap.add_argument("--sessions", type=int, default=20, help="capacity: sessions moving back to back")
     ap.add_argument("--students", type=int, default=40)
     ap.add_argument("--rate", type=float, default=4.0, help="load: values a second per student")
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--one-x", type=float, default=0.0, help="rounds: moves/s taken as 1× (else measured)")
+    ap.add_argument("--clients", default="latest,every", help="rounds: the ways of sending at 1× and 2×")
+    ap.add_argument("--times", default="1,2,4", help="rounds: the classes, as multiples of the capacity")
+    ap.add_argument("--capacity-duration", type=float, default=20.0, help="rounds: seconds of capacity")
     ap.add_argument("--burst", type=int, default=100)
+    ap.add_argument(
+        "--client",
+        choices=["latest", "every"],
+        default="latest",
+        help="latest: one value in flight, as the served page sends (static/send_latest.js); "
+        "every: each value at once, as a page without it did",
+    )
     ap.add_argument("--window", type=float, default=10.0, help="arrive: seconds over which students open")
     ap.add_argument("--per-process", type=int, default=25)
-    ap.add_argument("--connect-budget", type=float, default=30.0)
+    ap.add_argument("--connect-budget", type=float, default=300.0, help="at most this long to connect all")
     ap.add_argument("--through-nginx", action="store_true")
     ap.add_argument("--processes", type=int, default=1)
     ap.add_argument("--port", type=int, default=0)
@@ -405,9 +551,8 @@ def main(argv=None) -> dict:
     with server(srv, logdir) as (url, pids):
         time.sleep(args.settle)
         asyncio.run(burst_round(url, 2)) if args.mode != "arrive" else None  # warm the server
-        report.update(
-            {"capacity": capacity, "load": load, "burst": burst, "arrive": arrive}[args.mode](args, url, pids)
-        )
+        modes = {"capacity": capacity, "load": load, "burst": burst, "arrive": arrive, "rounds": rounds}
+        report.update(modes[args.mode](args, url, pids))
     report["load_end"] = loadavg()
     text = json.dumps(report, indent=1, default=str)
     print(text, flush=True)

@@ -3,14 +3,19 @@
     python bench/load_test.py --sessions 50 --duration 60            # starts its own server
     python bench/load_test.py --sessions 50 --duration 60 --through-nginx --processes 2
     python bench/load_test.py --target http://127.0.0.1:5006/main    # an already running server
+    python bench/load_test.py --rounds 3 --floor bench/floor_app.py   # interleaved: app, floor, app, ...
 
 Each session moves slider x-3-0 four times a second and times move → the
 server's new 'weights-cells' data arriving back on its client document.
 Reports latency percentiles, errors, cross-session leaks, server CPU and
 RSS (idle, with N sessions, across 1000 moves per session, 60 s after
 close), and two faults: a client killed mid-drag (SIGKILL, no close) and a
-client flooding moves while the others keep going.  A bench, not a test.
-Only loopback is contacted.
+client flooding moves while the others keep going.  With --floor, whole runs
+alternate between the app and the floor page (a server of its own each run)
+for --rounds rounds, and the report gives each round's ratios (p50, p95, CPU
+and memory per session, app / floor), their medians and the load average of
+every run; the floor's weights are not the head's, so its "wrong" count means
+nothing.  A bench, not a test.  Only loopback is contacted.
 """
 
 from __future__ import annotations
@@ -658,14 +663,22 @@ def server(args, logdir: Path):
         from app.serving import free_port, stop_process, wait_for_http
 
         port = args.port or free_port()
+        app = ROOT / (getattr(args, "app", None) or "app/main.py")
         argv = build_argv(
-            port, "127.0.0.1", [], args.processes, session_lifetime_min=args.session_lifetime, admin=False
+            port,
+            "127.0.0.1",
+            [],
+            args.processes,
+            session_lifetime_min=args.session_lifetime,
+            admin=False,
+            teacher=app.stem == "main",
+            app=app,
         )
         log = open(logdir / f"server-{port}.log", "w")  # noqa: SIM115
         proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         try:
-            wait_for_http(f"http://127.0.0.1:{port}/main")
-            yield f"http://127.0.0.1:{port}/main", [proc.pid]
+            wait_for_http(f"http://127.0.0.1:{port}/{app.stem}")
+            yield f"http://127.0.0.1:{port}/{app.stem}", [proc.pid]
         finally:
             stop_process(proc, timeout=15)
             log.close()
@@ -870,12 +883,49 @@ def main(argv=None):
     p.add_argument("--logdir", default=str(ROOT / "test-artifacts" / "bench-logs"))
     p.add_argument("--after-close", type=float, default=60.0, help="seconds to wait after closing")
     p.add_argument("--json", help="also write the report here")
+    p.add_argument("--app", default="app/main.py", help="the page served (one process, not --through-nginx)")
+    p.add_argument("--floor", help="a floor page (e.g. bench/floor_app.py): runs alternate app, floor, ...")
+    p.add_argument("--rounds", type=int, default=1, help="with --floor: rounds of (app, floor)")
     args = p.parse_args(argv)
-    report = run(args)
+    report = interleaved(args) if args.floor else run(args)
     text = json.dumps(report, indent=1, default=str)
     print(text)
     if args.json:
         Path(args.json).write_text(text)
+
+
+ROUND_KEYS = ("p50_ms", "p95_ms", "cpu_percent", "rss_per_session_kb")
+
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def interleaved(args) -> dict:
+    """Whole runs, app then floor, `args.rounds` times; each round's app / floor ratios and their medians."""
+    import copy
+    import statistics
+
+    runs = []
+    for k in range(args.rounds):
+        for app in (args.app, args.floor):
+            one = copy.copy(args)
+            one.app = app
+            load_start = loadavg()
+            r = run(one)
+            keep = ("moves", "errors", "foreign_writes", "wrong_weights", "server_tracebacks", *ROUND_KEYS)
+            loads = [load_start, loadavg()]
+            runs.append({"round": k + 1, "app": app, "load": loads, **{x: r[x] for x in keep}})
+            print(json.dumps(runs[-1]), flush=True)
+    ratios = {}
+    for key in ROUND_KEYS:
+        per_round = [
+            a[key] / f[key]
+            for a, f in zip(runs[0::2], runs[1::2])
+            if f[key] and math.isfinite(a[key]) and math.isfinite(f[key])
+        ]
+        ratios[key] = {"per_round": per_round, "median": statistics.median(per_round) if per_round else None}
+    return {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "runs": runs, "app_over_floor": ratios}
 
 
 if __name__ == "__main__":

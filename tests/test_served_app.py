@@ -205,6 +205,71 @@ def test_a_burst_gets_its_last_value_answered_and_the_overtaken_ones_dropped(exp
     assert value == pytest.approx(BURST[-1], abs=1e-12)
 
 
+# static/send_latest.js: every slider value this page sends to the server, as the server reads it.
+JS_RECORD_SENDS = """() => {
+    const conn = Bokeh.require('client/connection').ClientConnection.prototype;
+    const id = Bokeh.documents[0].get_model_by_name('x-3-0').id;
+    window.__sent = [];
+    if (!conn.send.__recorded) {
+        const send = conn.send;
+        conn.send = function (message) {
+            if (message.msgtype() === 'PATCH-DOC')
+                for (const e of message.content.events)
+                    if (e.kind === 'ModelChanged' && e.model.id === id && e.attr === 'value')
+                        window.__sent.push(e.new);
+            return send.call(this, message);
+        };
+        conn.send.__recorded = true;
+    }
+}"""
+
+
+def test_a_burst_keeps_one_value_in_flight(explorer):
+    """static/send_latest.js: while the server has not answered the page's last patch, newer values of a
+    control are held and only the newest is sent when the answer comes: a burst of 100 sends the first
+    value and then the last, nothing in between."""
+    explorer.evaluate(JS_RECORD_SENDS)
+    explorer.evaluate(JS_RECORD_ROWS)
+    explorer.evaluate(JS_BURST, list(BURST))
+    explorer.wait_for_selector(f"text={weights_line(core(BURST[-1]))}", timeout=15000)
+    assert explorer.evaluate("() => window.__sent") == [BURST[0], BURST[-1]]
+    assert answered(explorer.evaluate("() => window.__rows")) in ([BURST[-1]], [BURST[0], BURST[-1]])
+
+
+# Every message from the server reaches BokehJS 250 ms late, in order: a slow connection.
+JS_SLOW_CONNECTION = """() => {
+    const conn = Bokeh.require('client/connection').ClientConnection.prototype;
+    const receive = conn._on_message;
+    conn._on_message = function (event) { setTimeout(() => receive.call(this, event), 250); };
+}"""
+
+JS_DRAG = """async (values) => {
+    const slider = Bokeh.documents[0].get_model_by_name('x-3-0');
+    for (const v of values) { slider.value = v; await new Promise(r => setTimeout(r, 40)); }
+}"""
+
+
+def test_a_drag_on_a_slow_connection_ends_on_its_last_value(explorer):
+    """With answers 250 ms late and a value every 40 ms, values wait for the answer in the page: fewer are
+    sent, in order, and the last one always goes and is shown with the core's numbers."""
+    explorer.evaluate(JS_RECORD_SENDS)
+    explorer.evaluate(JS_RECORD_ROWS)
+    explorer.evaluate(JS_SLOW_CONNECTION)
+    drag = tuple(round(0.1 + 0.04 * k, 2) for k in range(20))  # distinct, none of them the start's 0.2
+    explorer.evaluate(JS_DRAG, list(drag))
+    last = core(drag[-1])
+    explorer.wait_for_selector(f"text={weights_line(last)}", timeout=15000)
+    sent = explorer.evaluate("() => window.__sent")
+    assert sent[-1] == drag[-1] and 2 <= len(sent) < len(drag), sent
+    assert sent == sorted(sent), "values sent out of the order they were made"
+    got = [
+        next(x for x in drag if np.allclose(r, core(x).weights[3], rtol=0, atol=1e-12))
+        for r in explorer.evaluate("() => window.__rows")
+    ]
+    assert got[-1] == drag[-1] and got == sorted(got) and set(got) <= set(sent)
+    np.testing.assert_allclose(cells(explorer)[3], last.weights[3], rtol=0, atol=1e-12)
+
+
 def test_a_move_rewrites_no_style_sheet_with_its_own_text(explorer):
     """static/bokeh_patch.js is in the page and works: BokehJS 3.9 rewrote ~45 unchanged <style>
     elements a move (each a style recalculation). Fails if a Bokeh upgrade renames what it patches."""

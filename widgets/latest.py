@@ -11,9 +11,10 @@ newer value of the same control that arrives in between replaces it; the overtak
 computed. Values of different controls are applied in the order of their latest arrival, so a preset
 picked after a slider move still wins over it, and the other way round.
 
-This is the session's half of "latest move wins"; the server's half (app/serving.py `latest_patch_wins`)
-drops an overtaken change before Bokeh even applies it to the document, which is where most of a burst's
-time went. This half still merges what was applied in between (values read in separate turns).
+This is the session's half of "latest move wins". The page's half (static/send_latest.js) keeps one change
+in flight per page, so a served page's values rarely pile up at all; the server's half (app/serving.py
+`latest_patch_wins`) drops an overtaken change from a client without that script before Bokeh applies it
+to the document. This half still merges what was applied in between (values read in separate turns).
 
 Outside a served session (a notebook, a script, the tests' headless explorer) there is no loop turn to
 wait for, and every change is applied at once.
