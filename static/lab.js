@@ -305,6 +305,23 @@
         const width = Math.round(entries[entries.length - 1].contentRect.width);
         if (width !== chartWidth) { chartWidth = width; drawChart(); }
       }).observe(chartBox);
+      // The lab keeps the tallest height it has had at this width: a shorter run leaves room below it
+      // rather than pull the page up under the reader, and once every shape has been seen a run switch
+      // no longer resizes the box around the lab (served: BokehJS's layout of the tabs and page reacts to
+      // each change of its component's size; bench/RESULTS-lab.md).
+      let tallest = 0, width = 0;
+      new ResizeObserver((entries) => {
+        const box = entries[entries.length - 1].contentRect;
+        if (Math.round(box.width) !== width) { // another width, another layout: measured afresh (once)
+          width = Math.round(box.width);
+          container.style.minHeight = '';
+          tallest = Math.ceil(container.getBoundingClientRect().height);
+          container.style.minHeight = `${tallest}px`;
+        } else if (box.height > tallest + 0.5) {
+          tallest = Math.ceil(box.height);
+          container.style.minHeight = `${tallest}px`;
+        }
+      }).observe(container);
     }
 
     function draw(reshape) {
