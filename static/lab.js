@@ -273,7 +273,9 @@
     const figureBox = (title, table, cls = 'lab-figure') => {
       const id = uid('title');
       table.setAttribute('aria-labelledby', id);
-      return el('div', { class: cls }, [el('h3', { text: title, id: id }), table]);
+      // the table keeps its width (fixed layout, 40 px a column) and scrolls sideways in this box when the
+      // page is narrower: a table made a scroll box itself would squeeze its columns under the numbers
+      return el('div', { class: cls }, [el('h3', { text: title, id: id }), el('div', { class: 'lab-scroll' }, [table])]);
     };
     const weights = el('table'), layer0 = el('table'), wq = el('table'), wk = el('table');
     const weightsBox = figureBox("The learned head's weights on the probe", weights);
