@@ -159,8 +159,9 @@
   const CORNER_PX = 76, CELL_PX = 40; // as static/lab.css's table.lab-heatmap th.corner and td (with borders)
 
   /** A matrix as a table of coloured cells with their numbers; `outlineRow` frames the query's row.
-   * A table of the same size is kept and only its texts and colours change (a run switch or a snapshot
-   * move then costs the browser no new elements: bench/RESULTS-lab.md). */
+   * A table of the same size is kept, and of its cells only what changed is written: what each cell shows
+   * is remembered here (`table.shown`), not read back from the DOM, so a run switch or a snapshot move
+   * costs the browser no new elements and no attribute writes (bench/RESULTS-lab.md). */
   function heatmap(table, M, rowLabels, colLabels, options) {
     const { hidden = null, colour, outlineRow = -1, name, corner = '' } = options;
     const nCols = colLabels.length;
@@ -175,41 +176,49 @@
         colLabels.map(() => el('th', { scope: 'col' })))));
       M.forEach(() => table.appendChild(el('tr', {}, [el('th', { scope: 'row' })].concat(
         colLabels.map(() => el('td'))))));
+      // per cell: [text, background, ink], as last written ('' = nothing yet)
+      table.shown = M.map((r) => r.map(() => ['', '', '']));
+      table.outlined = -1;
     }
     table.dataset.name = name;
     const setText = (node, text) => { if (node.textContent !== text) node.textContent = text; };
     const head = table.rows[0].cells;
     setText(head[0], corner);
     colLabels.forEach((c, j) => setText(head[j + 1], c));
+    if (table.outlined !== outlineRow) {
+      if (table.outlined >= 0) table.rows[table.outlined + 1].className = '';
+      if (outlineRow >= 0) table.rows[outlineRow + 1].className = 'query-row';
+    }
     M.forEach((r, i) => {
       const tr = table.rows[i + 1];
-      tr.className = i === outlineRow ? 'query-row' : '';
       const rowHead = tr.cells[0];
-      setText(rowHead, rowLabels[i]);
-      if (i === outlineRow) rowHead.appendChild(el('span', { class: 'lab-sr-only', text: ' (the query)' }));
+      if (i === outlineRow || i === table.outlined || rowHead.firstChild === null || rowHead.firstChild.data !== rowLabels[i]) {
+        rowHead.textContent = rowLabels[i];
+        if (i === outlineRow) rowHead.appendChild(el('span', { class: 'lab-sr-only', text: ' (the query)' }));
+      }
+      const shown = table.shown[i];
       r.forEach((v, j) => {
-        const td = tr.cells[j + 1];
-        const masked = hidden && hidden[i][j];
-        if (masked) { // shows 0 and is heard as "masked"
-          if (td.dataset.value !== 'masked') {
+        const td = tr.cells[j + 1], was = shown[j];
+        if (hidden && hidden[i][j]) { // shows 0 and is heard as "masked"
+          if (was[0] !== 'masked') {
             td.textContent = '';
             td.appendChild(el('span', { 'aria-hidden': 'true', text: '0' }));
             td.appendChild(el('span', { class: 'lab-sr-only', text: 'masked' }));
             td.style.backgroundColor = '#d4d4d4';
             td.style.color = '';
-            td.dataset.ink = '';
-            td.dataset.value = 'masked';
+            shown[j] = ['masked', '#d4d4d4', ''];
           }
           return;
         }
-        const background = colour(v), ink = darkText(background) ? '#000' : '#fff';
-        if (td.dataset.value === 'masked') td.textContent = '';
-        setText(td, AttentionHead.fmt(v));
-        td.style.backgroundColor = background;
-        if (td.dataset.ink !== ink) { td.style.color = ink; td.dataset.ink = ink; }
-        td.dataset.value = String(v);
+        const text = AttentionHead.fmt(v), background = colour(v);
+        if (was[0] !== text) td.textContent = text; // also replaces a masked cell's two spans
+        if (was[1] !== background) td.style.backgroundColor = background;
+        const ink = was[1] === background ? was[2] : (darkText(background) ? '#000' : '#fff');
+        if (was[2] !== ink) td.style.color = ink;
+        shown[j] = [text, background, ink];
       });
     });
+    table.outlined = outlineRow;
   }
 
   // The loss chart is drawn at the width of its box, between these (px): its text stays 11 px on a phone.
@@ -264,7 +273,9 @@
     const figureBox = (title, table, cls = 'lab-figure') => {
       const id = uid('title');
       table.setAttribute('aria-labelledby', id);
-      return el('div', { class: cls }, [el('h3', { text: title, id: id }), table]);
+      // the table keeps its width (fixed layout, 40 px a column) and scrolls sideways in this box when the
+      // page is narrower: a table made a scroll box itself would squeeze its columns under the numbers
+      return el('div', { class: cls }, [el('h3', { text: title, id: id }), el('div', { class: 'lab-scroll' }, [table])]);
     };
     const weights = el('table'), layer0 = el('table'), wq = el('table'), wk = el('table');
     const weightsBox = figureBox("The learned head's weights on the probe", weights);
@@ -296,6 +307,23 @@
         const width = Math.round(entries[entries.length - 1].contentRect.width);
         if (width !== chartWidth) { chartWidth = width; drawChart(); }
       }).observe(chartBox);
+      // The lab keeps the tallest height it has had at this width: a shorter run leaves room below it
+      // rather than pull the page up under the reader, and once every shape has been seen a run switch
+      // no longer resizes the box around the lab (served: BokehJS's layout of the tabs and page reacts to
+      // each change of its component's size; bench/RESULTS-lab.md).
+      let tallest = 0, width = 0;
+      new ResizeObserver((entries) => {
+        const box = entries[entries.length - 1].contentRect;
+        if (Math.round(box.width) !== width) { // another width, another layout: measured afresh (once)
+          width = Math.round(box.width);
+          container.style.minHeight = '';
+          tallest = Math.ceil(container.getBoundingClientRect().height);
+          container.style.minHeight = `${tallest}px`;
+        } else if (box.height > tallest + 0.5) {
+          tallest = Math.ceil(box.height);
+          container.style.minHeight = `${tallest}px`;
+        }
+      }).observe(container);
     }
 
     function draw(reshape) {

@@ -15,6 +15,8 @@ WIDTHS = (390, 760, 1400)
 # The steps panel: how far its text reaches past its box (0 when nothing is cut or needs a sideways scroll).
 STEPS_OVERFLOW = "el => el.scrollWidth - el.clientWidth"
 PAGE_OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+CELL_WIDTH = "el => el.getBoundingClientRect().width"
+HEIGHT = "el => el.getBoundingClientRect().height"
 
 
 def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widths=WIDTHS) -> None:
@@ -51,9 +53,15 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
         page.wait_for_timeout(100)
         assert steps.evaluate(STEPS_OVERFLOW) <= 1, width
         assert page.evaluate(PAGE_OVERFLOW) <= 0, width  # wide tables scroll in their own box, not the page
+        assert weights.locator("td").first.evaluate(CELL_WIDTH) >= 39, width  # not squeezed under its number
         steps.screenshot(path=str(artifacts / f"lab-{name}-steps-{width}.png"))
     page.set_viewport_size({"width": 1440, "height": 1000})
+    lab.locator("select.lab-run").select_option("triggers")  # the tallest: 24-row W_Q and W_K
+    page.wait_for_timeout(100)
+    tallest = body.evaluate(HEIGHT)
     lab.locator("select.lab-run").select_option("no-scale")
+    page.wait_for_timeout(100)
+    assert body.evaluate(HEIGHT) == tallest  # a shorter run keeps the room: nothing below it moves
     assert not lab.locator('table[data-name="W_Q"]').is_visible()
     page.screenshot(path=str(artifacts / f"lab-{name}-no-scale.png"), full_page=True)
 
