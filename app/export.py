@@ -76,6 +76,10 @@ AREAS = (
     ("bottom", "Scores and projections, editing the head", ("bottom", "editor-area")),
 )
 MORE = ("more", "Going further")
+# The document roots whose views BokehJS makes only once the rest is ready and painted (static/
+# explorer_page.js embed): the figures below the weights and the blend, the editor, the further explorers.
+LATER = ("bottom", "editor-area", "more")
+EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items)"
 
 
 CSS = ""  # extra rules for the export only, with static/export.css if there is one
@@ -326,20 +330,30 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
     scripts = head_scripts(page.extra_scripts)
     parts = page.areas()
     template = get_env().from_string(TEMPLATE)
-    return with_lab(
-        file_html(
-            doc,
-            resources=RESOURCES,
-            title=TITLE,
-            template=template,
-            template_variables={
-                "head_scripts": scripts,
-                "page_css": page_css(),
-                "header": header_html(),
-                "areas": parts,
-            },
-        )
+    page_html = file_html(
+        doc,
+        resources=RESOURCES,
+        title=TITLE,
+        template=template,
+        template_variables={
+            "head_scripts": scripts,
+            "page_css": page_css(),
+            "header": header_html(),
+            "areas": parts,
+        },
     )
+    return with_lab(embed_later(page_html, LATER))
+
+
+def embed_later(page_html: str, later: tuple[str, ...]) -> str:
+    """The page with Bokeh's embed call handed to static/explorer_page.js's, which makes the views of the
+    roots named in `later` only after the others are ready."""
+    if page_html.count(EMBED_CALL) != 1:
+        raise SystemExit(
+            "this Bokeh writes its embed call differently: app/export.py embed_later needs updating"
+        )
+    call = f"root.HeadExplorerPage.embed(root.Bokeh, docs_json, render_items, {json.dumps(list(later))})"
+    return page_html.replace(EMBED_CALL, call)
 
 
 def with_lab(page_html: str) -> str:

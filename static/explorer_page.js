@@ -87,6 +87,79 @@
     return params;
   }
 
+  // --- embedding: what the first interaction needs first, the rest right after ------------------------
+
+  const laterModels = new WeakMap(); // document → Map(id → model) of its roots not yet added (embed)
+
+  /** A model of `doc` by id, also while it waits in a root that `embed` adds later. */
+  function modelById(doc, id) {
+    const model = doc.get_model_by_id(id);
+    if (model) return model;
+    const later = laterModels.get(doc);
+    return later ? later.get(id) || null : null;
+  }
+
+  const afterPaint = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+  const whenIdle = (ms) => new Promise((done) => {
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(() => done(), { timeout: ms });
+    else setTimeout(done, 0);
+  });
+
+  /**
+   * Bokeh's embed_items for the page's one document (app/export.py calls this in its place), except that
+   * the roots named in `later` get their views only after the others are ready and painted. BokehJS makes
+   * a view for every model of a root and lays it out before the document is ready; the figures below the
+   * weights and the blend, the editor and the further explorers are ~half of the page's models, and not
+   * needed for the first move of a slider. They wait outside the document (so the document becomes ready,
+   * and the binding runs, without them: `modelById` still finds them), then each is added back in an idle
+   * moment of its own (at most page.LATER_MS later), one root a task, so a drag started meanwhile is not held.
+   */
+  async function embed(Bokeh, docsJson, renderItems, later) {
+    if (typeof docsJson === 'string') docsJson = JSON.parse(Bokeh.require('core/util/string').unescape(docsJson));
+    const entries = Object.entries(docsJson);
+    const item = renderItems[0];
+    if (entries.length !== 1 || renderItems.length !== 1 || !later || !later.length) {
+      return Bokeh.embed.embed_items(docsJson, renderItems);
+    }
+    performance.mark('head-embed-start');
+    const { Document } = Bokeh.require('document');
+    const dom = Bokeh.require('embed/dom');
+    const doc = Document.from_json(entries[0][1]);
+    performance.mark('head-embed-json');
+    const elements = dom._resolve_root_elements(item);
+    const elementOf = new Map(doc.roots().map((root, k) => [root, elements[k]]));
+    const waiting = doc.roots().filter((root) => later.includes(root.name));
+    const models = new Map();
+    for (const root of waiting) for (const m of root.references()) models.set(m.id, m);
+    laterModels.set(doc, models);
+    for (const root of waiting) doc.remove_root(root);
+    // add_document_standalone places the root at index k of the document's roots in the k-th element
+    const slots = doc.roots().map((root) => elementOf.get(root));
+    performance.mark('head-embed-doc');
+    await Bokeh.embed.add_document_standalone(doc, dom._resolve_element(item), slots);
+    performance.mark('head-embed-views');
+    // the binding runs from the document's document_ready callback, which BokehJS runs asynchronously
+    await new Promise((done) => {
+      if (bound.some((page) => page.doc === doc)) done();
+      else whenBound.set(doc, done);
+      setTimeout(done, BIND_WAIT_MS); // a page without a binding still gets its roots
+    });
+    await afterPaint();
+    for (const root of waiting) {
+      await whenIdle(LATER_MS);
+      slots[doc.roots().length] = elementOf.get(root);
+      doc.add_root(root);
+      for (const m of root.references()) models.delete(m.id);
+      for (const page of bound) if (page.doc === doc) page.watch();
+    }
+    laterModels.delete(doc);
+    performance.mark('head-embed-complete');
+    for (const page of bound) if (page.doc === doc) page.complete = true;
+  }
+  const LATER_MS = 300; // the longest a root added later waits for an idle moment
+  const BIND_WAIT_MS = 5000;
+  const whenBound = new WeakMap(); // document → resolve() of embed's wait for its binding
+
   function bind(doc, config) {
     performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
     const logic = HeadLogic.make(config);
@@ -94,7 +167,7 @@
     const get = (ref) => {
       if (Array.isArray(ref)) return ref.map(get);
       if (ref && typeof ref === 'object') {
-        if (Object.keys(ref).length === 1 && 'id' in ref) return doc.get_model_by_id(ref.id);
+        if (Object.keys(ref).length === 1 && 'id' in ref) return modelById(doc, ref.id);
         return Object.fromEntries(Object.entries(ref).map(([k, v]) => [k, get(v)]));
       }
       return ref;
@@ -222,10 +295,14 @@
       for (const name of Object.keys(parts)) bringUpToDate(name);
     }
 
+    // Parts whose views exist are watched; one without a view yet (a root that embed adds later) counts as
+    // on screen, and its models are written directly, until `page.watch` runs again once it has one.
+    let observer = null;
+    const byElement = new Map();
+    const watched = new Set();
     function watchScreen() {
       if (typeof IntersectionObserver !== 'function' || !window.Bokeh || !Bokeh.index) return;
-      const byElement = new Map();
-      const observer = new IntersectionObserver((entries) => {
+      observer = observer || new IntersectionObserver((entries) => {
         for (const entry of entries) {
           const name = byElement.get(entry.target);
           parts[name].visible = entry.isIntersecting;
@@ -233,14 +310,17 @@
         }
       }, { rootMargin: '100px' });
       for (const [name, p] of Object.entries(parts)) {
+        if (watched.has(name)) continue;
         const view = Bokeh.index.find_one(p.model);
         if (!view || !view.el) continue; // not found: it stays "on screen" and is always written
+        watched.add(name);
         byElement.set(view.el, name);
         observer.observe(view.el);
       }
-      page.parts = parts; // for tests: which parts wait for a catch-up
-      page.settle = settle;
     }
+    page.parts = parts; // for tests: which parts wait for a catch-up
+    page.settle = settle;
+    page.watch = watchScreen;
 
     function paint(view, s, reshape) {
       for (const [name, plot] of Object.entries(M.plots)) {
@@ -518,9 +598,11 @@
     else syncControls(state, state);
     watchScreen();
     page.ready = true;
+    page.complete = !laterModels.has(doc); // every root has its views (see embed)
+    if (whenBound.has(doc)) whenBound.get(doc)();
     performance.mark('head-bind-end');
     return page;
   }
 
-  window.HeadExplorerPage = { bind, pages: bound, readLink };
+  window.HeadExplorerPage = { bind, embed, modelById, pages: bound, readLink };
 })();
