@@ -85,6 +85,40 @@ async ([model, prop, source, values]) => {
 }
 """
 
+# A preset that changes the shape, set on the picker: each timed to the first frame after the weights were
+# rewritten ("repainted"), and to the first frame after the page's new sliders stand ("sliders"; the
+# binding makes them in a task after the figures' frame). Each switch starts from a settled page (the
+# last one's sliders made, then `settle` ms), as a reader's next click would.
+SHAPE_SETS_JS = """
+async ([values, settle]) => {
+  const doc = Bokeh.documents[0];
+  const page = HeadExplorerPage.pages[0];
+  const picker = doc.get_model_by_name('preset');
+  const src = doc.get_model_by_name('weights-cells');
+  const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  const pause = (ms) => new Promise(r => setTimeout(r, ms));
+  let pending = null;
+  src.change.connect(() => { if (pending) { const r = pending; pending = null; r(); } });
+  const repainted = [], sliders = [];
+  await frame();
+  for (const v of values) {
+    const changed = new Promise(r => { pending = r; });
+    const t0 = performance.now();
+    picker.value = v;
+    await Promise.race([changed, pause(10000).then(() => { throw new Error('timeout'); })]);
+    await frame();
+    repainted.push(performance.now() - t0);
+    const until = performance.now() + 10000;
+    while (!(page.slidersBuilt > t0) && performance.now() < until) await pause(5);
+    await frame();
+    sliders.push(performance.now() - t0);
+    await pause(settle);
+    await frame();
+  }
+  return [repainted, sliders];
+}
+"""
+
 # The pure logic alone (static/explorer.js apply + render) on the states the moves visit.
 LOGIC_JS = """
 (values) => {
@@ -129,7 +163,7 @@ def measure_export(browser, path: Path, moves: int, shapes: int, height: int) ->
     out = {"tti": page.evaluate("() => window.__tti")}
     out["moves"] = page.evaluate(TIMED_SETS_JS, ["x-3-0", "value", "weights-cells", slider_values(moves)])
     presets = ["tired", "chapter"] * shapes
-    out["shape"] = page.evaluate(TIMED_SETS_JS, ["preset", "value", "weights-cells", presets])
+    out["shape"], out["shape_sliders"] = page.evaluate(SHAPE_SETS_JS, [presets, 300])
     out["logic"] = page.evaluate(LOGIC_JS, slider_values(moves))
     out["requests"] = requests()
     context.close()
