@@ -186,6 +186,7 @@
     // --- state → figures -------------------------------------------------------------
 
     const shapeOf = (s) => JSON.stringify([s.tokens, s.X[0].length, s.W_Q[0].length]);
+    const sliderShape = (s) => JSON.stringify([s.tokens, s.X[0].length]); // one slider a token and component
 
     function setAxes(plot, rows, cols) {
       let colLabels;
@@ -385,7 +386,7 @@
       }
       C_.tokens.children = rows;
       page.sliders = sliders;
-      page.slidersShape = shapeOf(s);
+      page.slidersShape = sliderShape(s);
     }
 
     function showSliderValues(s) {
@@ -401,24 +402,26 @@
     }
 
     // A new shape repaints the figures first: BokehJS making the new slider views and laying out their
-    // rows costs more than the figures (~100-250 ms for the chapter's 12 ⇄ "tired"'s 40), so the sliders
-    // are made in a task after the frame that shows the new figures, for the state of that moment. Until
-    // then the old sliders stand and are not listened to (their tokens and components may not exist).
-    let slidersDue = false;
-    function buildSlidersSoon() {
-      if (slidersDue) return;
-      slidersDue = true;
+    // rows (and the editor's W grids, when in sight) costs more than the figures (~100-250 ms for the
+    // chapter's 12 sliders ⇄ "tired"'s 40), so these controls are made in a task after the frame that
+    // shows the new figures, for the state of that moment. Until then the old ones stand and are not
+    // listened to (their tokens and components may not exist any more).
+    let controlsDue = false;
+    function buildControlsSoon() {
+      if (controlsDue) return;
+      controlsDue = true;
       requestAnimationFrame(() => setTimeout(() => {
-        slidersDue = false;
+        controlsDue = false;
         syncing = true;
         try {
           if (slidersCurrent()) showSliderValues(state); // back to the shape they have
           else buildSliders(state);
+          if (!isStale('editor', true)) syncEditor(state, null);
         } finally { syncing = false; }
-        page.slidersBuilt = performance.now(); // bench/bench_export.py: when a new shape's sliders stand
+        page.slidersBuilt = performance.now(); // bench/bench_export.py: when a new shape's controls stand
       }, 0));
     }
-    const slidersCurrent = () => page.slidersShape === shapeOf(state);
+    const slidersCurrent = () => !controlsDue && page.slidersShape === sliderShape(state);
 
     function buildGrid(name, W) {
       const grid = E.grids[name];
@@ -472,14 +475,9 @@
       syncing = true;
       try {
         const newTokens = !old || JSON.stringify(old.tokens) !== JSON.stringify(s.tokens);
-        const newC = !old || old.X[0].length !== s.X[0].length;
-        if (!old) {
-          buildSliders(s);
-        } else if (newTokens || newC || slidersDue) {
-          buildSlidersSoon();
-        } else {
-          showSliderValues(s);
-        }
+        if (!old) buildSliders(s);
+        else if (controlsDue || shapeOf(old) !== shapeOf(s)) buildControlsSoon(); // the editor follows there
+        else showSliderValues(s);
         if (newTokens) C_.query.options = s.tokens.map((label, k) => [String(k), String(label)]);
         if (C_.query.value !== String(s.query)) C_.query.value = String(s.query);
         for (const sw of SWITCHES) showSwitch(sw, C_.switches[sw.name], s[sw.name]);
@@ -487,7 +485,7 @@
         if (C_.preset.value !== preset) C_.preset.value = preset;
         const note = config.notes[s.preset];
         setText(C_.note, note !== undefined ? note : config.notes['']);
-        if (!isStale('editor', !old)) syncEditor(s, old);
+        if (!controlsDue && !isStale('editor', !old)) syncEditor(s, old);
         const markup = s.message ? `<div class="alert">${esc(s.message)}</div>` : '';
         setText(C_.message, markup);
         setText(E.message, markup);
@@ -562,7 +560,7 @@
 
     function wireEntry(box, name, r, c) {
       on(box, 'value', needsNumber(`${name}[${r}, ${c}]`, (value) => {
-        if (value !== state[name][r][c]) dispatch({ do: 'weight', name, row: r, col: c, value });
+        if (!controlsDue && value !== state[name][r][c]) dispatch({ do: 'weight', name, row: r, col: c, value });
       }));
     }
 
@@ -610,7 +608,7 @@
 
     // The sliders and grids Python made get the same wiring as the ones made here.
     page.sliders = [];
-    page.slidersShape = shapeOf(state);
+    page.slidersShape = sliderShape(state);
     page.grids = {};
     for (const slider of C_.tokens.children.flatMap((row) => row.children)) {
       const [t, c] = slider.tags;
