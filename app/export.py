@@ -84,6 +84,9 @@ EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items)"
 
 CSS = ""  # extra rules for the export only, with static/export.css if there is one
 
+# Bokeh's embed script closes <main>, so the training lab (inserted after </main>, app/export_lab.py) is
+# parsed and drawn after the head's first views are made: with the lab's DOM already in the page, every
+# layout pass BokehJS forces at start-up had it to lay out too.
 TEMPLATE = """{% extends "file.html.jinja" %}
 {% from macros import embed %}
 {% block preamble %}
@@ -92,7 +95,7 @@ TEMPLATE = """{% extends "file.html.jinja" %}
 {{ head_scripts }}
 {% endblock %}
 {% block postamble %}<style>{{ page_css }}</style>{% endblock %}
-{% block contents %}
+{% block inner_body %}
 <main class="explorer head-export">
   {{ header }}
   {%- for name, label, names in areas %}
@@ -100,6 +103,7 @@ TEMPLATE = """{% extends "file.html.jinja" %}
     {%- for root in names %}{{ embed(roots[root]) }}{% endfor -%}
   </section>
   {%- endfor %}
+  {{ plot_script | indent(2) }}
 </main>
 {% endblock %}
 """

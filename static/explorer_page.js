@@ -149,7 +149,8 @@
       await whenIdle(LATER_MS);
       slots[doc.roots().length] = elementOf.get(root);
       performance.mark(`head-add-${root.name}`);
-      doc.add_root(root);
+      doc.add_root(root); // BokehJS makes its views in the microtasks that follow
+      await new Promise((done) => setTimeout(done, 0));
       performance.mark(`head-added-${root.name}`);
       for (const m of root.references()) models.delete(m.id);
       for (const page of bound) if (page.doc === doc) page.watch();
