@@ -404,21 +404,16 @@
 
     // A new shape repaints the figures first: BokehJS making the new slider views and laying out their
     // rows (and the editor's W grids, when in sight) costs more than the figures (~100-250 ms for the
-    // chapter's 12 sliders ⇄ "tired"'s 40), so these controls are made in a task after the frame that
-    // shows the new figures, for the state of that moment. Until then the old ones stand and are not
-    // listened to (their tokens and components may not exist any more).
+    // chapter's 12 sliders ⇄ "tired"'s 40), so the controls follow in a task after the frame that shows
+    // the new figures, with the state of that moment (syncControls). Until then the old sliders and grids
+    // stand and are not listened to (their tokens and components may not exist any more).
     let controlsDue = false;
-    function buildControlsSoon() {
+    function syncControlsSoon() {
       if (controlsDue) return;
       controlsDue = true;
       requestAnimationFrame(() => setTimeout(() => {
         controlsDue = false;
-        syncing = true;
-        try {
-          if (slidersCurrent()) showSliderValues(state); // back to the shape they have
-          else buildSliders(state);
-          if (!isStale('editor', true)) syncEditor(state, null);
-        } finally { syncing = false; }
+        syncControls(state);
         page.slidersBuilt = performance.now(); // bench/bench_export.py: when a new shape's controls stand
       }, 0));
     }
@@ -472,12 +467,17 @@
         : d === 1 ? 'd = 1: the blend plot puts every value on one line.' : '');
     }
 
-    function syncControls(s, old) {
+    let controlsShow = null; // the state the controls show: the figures' one, or the one before it for a task
+    function syncControls(s) {
+      const old = controlsShow;
+      controlsShow = s;
       syncing = true;
       try {
         const newTokens = !old || JSON.stringify(old.tokens) !== JSON.stringify(s.tokens);
-        if (!old) buildSliders(s);
-        else if (controlsDue || shapeOf(old) !== shapeOf(s)) buildControlsSoon(); // the editor follows there
+        if (old && shapeOf(old) !== shapeOf(s) && window.A11y) { // static/a11y.js: names follow the tokens
+          window.A11y.renameControls(doc, s.tokens, s.X[0].length, s.W_Q[0].length);
+        }
+        if (!old || sliderShape(old) !== sliderShape(s)) buildSliders(s);
         else showSliderValues(s);
         if (newTokens) C_.query.options = s.tokens.map((label, k) => [String(k), String(label)]);
         if (C_.query.value !== String(s.query)) C_.query.value = String(s.query);
@@ -486,7 +486,7 @@
         if (C_.preset.value !== preset) C_.preset.value = preset;
         const note = config.notes[s.preset];
         setText(C_.note, note !== undefined ? note : config.notes['']);
-        if (!controlsDue && !isStale('editor', !old)) syncEditor(s, old);
+        if (!isStale('editor', !old)) syncEditor(s, old);
         const markup = s.message ? `<div class="alert">${esc(s.message)}</div>` : '';
         setText(C_.message, markup);
         setText(E.message, markup);
@@ -517,15 +517,13 @@
 
     function show(next, old, { link = true } = {}) {
       state = next;
+      let reshape = false;
       if (inputsOf(next) !== inputsOf(old)) {
-        const reshape = shapeOf(next) !== shapeOf(old);
+        reshape = shapeOf(next) !== shapeOf(old);
         paint(logic.render(next), next, reshape);
-        const relabel = reshape || next.tokens.join('\u0000') !== old.tokens.join('\u0000');
-        if (relabel && window.A11y) { // static/a11y.js: the controls' names follow the tokens
-          window.A11y.renameControls(doc, next.tokens, next.X[0].length, next.W_Q[0].length);
-        }
       }
-      syncControls(next, old);
+      if (reshape || controlsDue) syncControlsSoon(); // the figures' frame first
+      else syncControls(next);
       if (link) writeLink();
     }
 
@@ -567,7 +565,7 @@
 
     on(C_.query, 'value', (value) => {
       const i = parseInt(value, 10);
-      if (i !== state.query) dispatch({ do: 'query', index: i });
+      if (!controlsDue && i !== state.query) dispatch({ do: 'query', index: i });
     });
     for (const sw of SWITCHES) {
       const widget = C_.switches[sw.name];
@@ -623,8 +621,9 @@
 
     // A link opens the head it names (the page starts on config.start without one).
     const params = ownsLink() ? readLink(linkWindow.location) : {};
+    controlsShow = state; // as Python made them
     if (Object.keys(params).length) dispatch({ do: 'link', params });
-    else syncControls(state, state);
+    else syncControls(state);
     watchScreen();
     page.ready = true;
     page.complete = !laterModels.has(doc); // every root has its views (see embed)
