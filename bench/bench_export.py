@@ -71,7 +71,7 @@ TTI_PROBE = """
   // the export makes some parts only after it is interactive (static/explorer_page.js embed): when all are
   function complete() {
     const pages = window.HeadExplorerPage ? HeadExplorerPage.pages : null;
-    if (!pages || pages[0].complete) { window.__complete = performance.now(); return; }
+    if (!pages || pages[0].complete !== false) { window.__complete = performance.now(); return; }
     requestAnimationFrame(complete);
   }
   requestAnimationFrame(poll);
@@ -124,9 +124,11 @@ async ([values, settle]) => {
     await Promise.race([changed, pause(10000).then(() => { throw new Error('timeout'); })]);
     await frame();
     repainted.push(performance.now() - t0);
-    const until = performance.now() + 10000;
-    while (!(page.slidersBuilt > t0) && performance.now() < until) await pause(5);
-    await frame();
+    if (page.controlsFollow) { // else (an older page) they were made with the figures
+      const until = performance.now() + 10000;
+      while (!(page.slidersBuilt > t0) && performance.now() < until) await pause(5);
+      await frame();
+    }
     sliders.push(performance.now() - t0);
     await pause(settle);
     await frame();

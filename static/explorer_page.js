@@ -408,6 +408,7 @@
     // the new figures, with the state of that moment (syncControls). Until then the old sliders and grids
     // stand and are not listened to (their tokens and components may not exist any more).
     let controlsDue = false;
+    page.controlsFollow = true; // for bench/bench_export.py
     function syncControlsSoon() {
       if (controlsDue) return;
       controlsDue = true;
