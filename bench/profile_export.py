@@ -2,8 +2,12 @@
 
     .venv/bin/python bench/profile_export.py
 
-Prints the functions with the most self time (BokehJS's are named by its minified bundle's function
-names where it keeps them) and the time split by script: BokehJS, the page's own scripts, the browser.
+Prints the page's marks (static/explorer_page.js: `head-embed-start`, `-json` (document deserialised),
+`-views` (the first roots' views made), `head-bind-*`, `head-add-<root>` / `head-added-<root>` for each
+root added later, `head-embed-complete`), then the functions with the most self time (BokehJS's are named
+by its minified bundle's function names where it keeps them) and the time split by script: BokehJS, the
+page's own scripts, the browser. Each shape change is profiled alone, to the frame after the weights
+changed.
 """
 
 from __future__ import annotations
