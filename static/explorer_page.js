@@ -112,7 +112,8 @@
    * weights and the blend, the editor and the further explorers are ~half of the page's models, and not
    * needed for the first move of a slider. They wait outside the document (so the document becomes ready,
    * and the binding runs, without them: `modelById` still finds them), then each is added back in an idle
-   * moment of its own (at most page.LATER_MS later), one root a task, so a drag started meanwhile is not held.
+   * moment of its own (at most LATER_MS later), one root a task, so a drag started meanwhile is not held.
+   * Should this BokehJS lack what it uses, Bokeh's own embed_items makes the whole page at once.
    */
   async function embed(Bokeh, docsJson, renderItems, later) {
     if (typeof docsJson === 'string') docsJson = JSON.parse(Bokeh.require('core/util/string').unescape(docsJson));
@@ -122,19 +123,24 @@
       return Bokeh.embed.embed_items(docsJson, renderItems);
     }
     performance.mark('head-embed-start');
-    const { Document } = Bokeh.require('document');
-    const dom = Bokeh.require('embed/dom');
-    const doc = Document.from_json(entries[0][1]);
-    performance.mark('head-embed-json');
-    const elements = dom._resolve_root_elements(item);
-    const elementOf = new Map(doc.roots().map((root, k) => [root, elements[k]]));
-    const waiting = doc.roots().filter((root) => later.includes(root.name));
-    const models = new Map();
-    for (const root of waiting) for (const m of root.references()) models.set(m.id, m);
+    let doc, dom, elementOf, waiting, models, slots;
+    try {
+      dom = Bokeh.require('embed/dom');
+      doc = Bokeh.require('document').Document.from_json(entries[0][1]);
+      performance.mark('head-embed-json');
+      const elements = dom._resolve_root_elements(item);
+      elementOf = new Map(doc.roots().map((root, k) => [root, elements[k]]));
+      waiting = doc.roots().filter((root) => later.includes(root.name));
+      models = new Map();
+      for (const root of waiting) for (const m of root.references()) models.set(m.id, m);
+      // add_document_standalone places the root at index k of the document's roots in the k-th element
+      slots = doc.roots().filter((root) => !waiting.includes(root)).map((root) => elementOf.get(root));
+    } catch (err) {
+      console.error('explorer_page.js: embedding in steps failed; the whole page at once', err);
+      return Bokeh.embed.embed_items(docsJson, renderItems);
+    }
     laterModels.set(doc, models);
     for (const root of waiting) doc.remove_root(root);
-    // add_document_standalone places the root at index k of the document's roots in the k-th element
-    const slots = doc.roots().map((root) => elementOf.get(root));
     performance.mark('head-embed-doc');
     await Bokeh.embed.add_document_standalone(doc, dom._resolve_element(item), slots);
     performance.mark('head-embed-views');
