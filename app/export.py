@@ -8,7 +8,9 @@ attention.js (the port of the core and of widgets/viewdata.py), explorer.js (the
 logic, links and downloads, as pure functions) and explorer_page.js (the binding that writes view data
 into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
 limits, every preset, the start state, view constants and the ids of the models the binding drives);
-a document_ready callback hands it to `HeadExplorerPage.bind`.
+a document_ready callback hands it to `HeadExplorerPage.bind`. Bokeh's embed call is handed to
+`HeadExplorerPage.embed`, which makes the views of the roots in LATER (the lower figures, the editor, the
+further explorers) only once the rest is interactive and painted.
 
 The page is laid out like the served one (app/main.py): a header, then the Bokeh document's roots
 (controls, top, readout, bottom, editor; see HeadPage.roots) placed by static/page.css's grid areas.
