@@ -9,8 +9,8 @@ logic, links and downloads, as pure functions) and explorer_page.js (the binding
 into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
 limits, every preset, the start state, view constants and the ids of the models the binding drives);
 a document_ready callback hands it to `HeadExplorerPage.bind`. Bokeh's embed call is handed to
-`HeadExplorerPage.embed`, which makes the views of the roots in LATER (the lower figures, the editor, the
-further explorers) only once the rest is interactive and painted.
+`HeadExplorerPage.embed`, which makes the views of the roots in LATER (the editor, the lower figures)
+only once the rest is interactive and painted.
 
 The page is laid out like the served one (app/main.py): a header, then the Bokeh document's roots
 (controls, top, readout, bottom, editor; see HeadPage.roots) placed by static/page.css's grid areas.
@@ -79,8 +79,10 @@ AREAS = (
 )
 MORE = ("more", "Going further")
 # The document roots whose views BokehJS makes only once the rest is ready and painted (static/
-# explorer_page.js embed): the figures below the weights and the blend, the editor, the further explorers.
-LATER = ("bottom", "editor-area", "more")
+# explorer_page.js embed), in this order: the editor (the smaller), then the figures below the weights and
+# the blend, so once those are on the page everything is. (The further explorers' root is one Div: the
+# tabs' documents are made when opened, app/export_explorers.py.)
+LATER = ("editor-area", "bottom")
 EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items)"
 
 

@@ -107,9 +107,9 @@
 
   /**
    * Bokeh's embed_items for the page's one document (app/export.py calls this in its place), except that
-   * the roots named in `later` get their views only after the others are ready and painted. BokehJS makes
-   * a view for every model of a root and lays it out before the document is ready; the figures below the
-   * weights and the blend, the editor and the further explorers are ~half of the page's models, and not
+   * the roots named in `later` get their views only after the others are ready and painted, in that order.
+   * BokehJS makes a view for every model of a root and lays it out before the document is ready; the
+   * figures below the weights and the blend and the editor are ~half of the page's models, and not
    * needed for the first move of a slider. They wait outside the document (so the document becomes ready,
    * and the binding runs, without them: `modelById` still finds them), then each is added back in an idle
    * moment of its own (at most LATER_MS later), one root a task, so a drag started meanwhile is not held.
@@ -130,7 +130,7 @@
       performance.mark('head-embed-json');
       const elements = dom._resolve_root_elements(item);
       elementOf = new Map(doc.roots().map((root, k) => [root, elements[k]]));
-      waiting = doc.roots().filter((root) => later.includes(root.name));
+      waiting = later.map((name) => doc.roots().find((root) => root.name === name)).filter(Boolean);
       models = new Map();
       for (const root of waiting) for (const m of root.references()) models.set(m.id, m);
       // add_document_standalone places the root at index k of the document's roots in the k-th element
