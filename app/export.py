@@ -8,7 +8,9 @@ attention.js (the port of the core and of widgets/viewdata.py), explorer.js (the
 logic, links and downloads, as pure functions) and explorer_page.js (the binding that writes view data
 into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
 limits, every preset, the start state, view constants and the ids of the models the binding drives);
-a document_ready callback hands it to `HeadExplorerPage.bind`.
+a document_ready callback hands it to `HeadExplorerPage.bind`. Bokeh's embed call is handed to
+`HeadExplorerPage.embed`, which makes the views of the roots in LATER (the editor, the lower figures)
+only once the rest is interactive and painted.
 
 The page is laid out like the served one (app/main.py): a header, then the Bokeh document's roots
 (controls, top, readout, bottom, editor; see HeadPage.roots) placed by static/page.css's grid areas.
@@ -76,10 +78,19 @@ AREAS = (
     ("bottom", "Scores and projections, editing the head", ("bottom", "editor-area")),
 )
 MORE = ("more", "Going further")
+# The document roots whose views BokehJS makes only once the rest is ready and painted (static/
+# explorer_page.js embed), in this order: the editor (the smaller), then the figures below the weights and
+# the blend, so once those are on the page everything is. (The further explorers' root is one Div: the
+# tabs' documents are made when opened, app/export_explorers.py.)
+LATER = ("editor-area", "bottom")
+EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items)"
 
 
 CSS = ""  # extra rules for the export only, with static/export.css if there is one
 
+# Bokeh's embed script closes <main>, so the training lab (inserted after </main>, app/export_lab.py) is
+# parsed and drawn after the head's first views are made: with the lab's DOM already in the page, every
+# layout pass BokehJS forces at start-up had it to lay out too.
 TEMPLATE = """{% extends "file.html.jinja" %}
 {% from macros import embed %}
 {% block preamble %}
@@ -88,7 +99,7 @@ TEMPLATE = """{% extends "file.html.jinja" %}
 {{ head_scripts }}
 {% endblock %}
 {% block postamble %}<style>{{ page_css }}</style>{% endblock %}
-{% block contents %}
+{% block inner_body %}
 <main class="explorer head-export">
   {{ header }}
   {%- for name, label, names in areas %}
@@ -96,6 +107,7 @@ TEMPLATE = """{% extends "file.html.jinja" %}
     {%- for root in names %}{{ embed(roots[root]) }}{% endfor -%}
   </section>
   {%- endfor %}
+  {{ plot_script | indent(2) }}
 </main>
 {% endblock %}
 """
@@ -326,20 +338,30 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
     scripts = head_scripts(page.extra_scripts)
     parts = page.areas()
     template = get_env().from_string(TEMPLATE)
-    return with_lab(
-        file_html(
-            doc,
-            resources=RESOURCES,
-            title=TITLE,
-            template=template,
-            template_variables={
-                "head_scripts": scripts,
-                "page_css": page_css(),
-                "header": header_html(),
-                "areas": parts,
-            },
-        )
+    page_html = file_html(
+        doc,
+        resources=RESOURCES,
+        title=TITLE,
+        template=template,
+        template_variables={
+            "head_scripts": scripts,
+            "page_css": page_css(),
+            "header": header_html(),
+            "areas": parts,
+        },
     )
+    return with_lab(embed_later(page_html, LATER))
+
+
+def embed_later(page_html: str, later: tuple[str, ...]) -> str:
+    """The page with Bokeh's embed call handed to static/explorer_page.js's, which makes the views of the
+    roots named in `later` only after the others are ready."""
+    if page_html.count(EMBED_CALL) != 1:
+        raise SystemExit(
+            "this Bokeh writes its embed call differently: app/export.py embed_later needs updating"
+        )
+    call = f"root.HeadExplorerPage.embed(root.Bokeh, docs_json, render_items, {json.dumps(list(later))})"
+    return page_html.replace(EMBED_CALL, call)
 
 
 def with_lab(page_html: str) -> str:

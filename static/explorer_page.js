@@ -87,6 +87,88 @@
     return params;
   }
 
+  // --- embedding: what the first interaction needs first, the rest right after ------------------------
+
+  const laterModels = new WeakMap(); // document → Map(id → model) of its roots not yet added (embed)
+
+  /** A model of `doc` by id, also while it waits in a root that `embed` adds later. */
+  function modelById(doc, id) {
+    const model = doc.get_model_by_id(id);
+    if (model) return model;
+    const later = laterModels.get(doc);
+    return later ? later.get(id) || null : null;
+  }
+
+  const afterPaint = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+  const whenIdle = (ms) => new Promise((done) => {
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(() => done(), { timeout: ms });
+    else setTimeout(done, 0);
+  });
+
+  /**
+   * Bokeh's embed_items for the page's one document (app/export.py calls this in its place), except that
+   * the roots named in `later` get their views only after the others are ready and painted, in that order.
+   * BokehJS makes a view for every model of a root and lays it out before the document is ready; the
+   * figures below the weights and the blend and the editor are ~half of the page's models, and not
+   * needed for the first move of a slider. They wait outside the document (so the document becomes ready,
+   * and the binding runs, without them: `modelById` still finds them), then each is added back in an idle
+   * moment of its own (at most LATER_MS later), one root a task, so a drag started meanwhile is not held.
+   * Should this BokehJS lack what it uses, Bokeh's own embed_items makes the whole page at once.
+   */
+  async function embed(Bokeh, docsJson, renderItems, later) {
+    if (typeof docsJson === 'string') docsJson = JSON.parse(Bokeh.require('core/util/string').unescape(docsJson));
+    const entries = Object.entries(docsJson);
+    const item = renderItems[0];
+    if (entries.length !== 1 || renderItems.length !== 1 || !later || !later.length) {
+      return Bokeh.embed.embed_items(docsJson, renderItems);
+    }
+    performance.mark('head-embed-start');
+    let doc, dom, elementOf, waiting, models, slots;
+    try {
+      dom = Bokeh.require('embed/dom');
+      doc = Bokeh.require('document').Document.from_json(entries[0][1]);
+      performance.mark('head-embed-json');
+      const elements = dom._resolve_root_elements(item);
+      elementOf = new Map(doc.roots().map((root, k) => [root, elements[k]]));
+      waiting = later.map((name) => doc.roots().find((root) => root.name === name)).filter(Boolean);
+      models = new Map();
+      for (const root of waiting) for (const m of root.references()) models.set(m.id, m);
+      // add_document_standalone places the root at index k of the document's roots in the k-th element
+      slots = doc.roots().filter((root) => !waiting.includes(root)).map((root) => elementOf.get(root));
+    } catch (err) {
+      console.error('explorer_page.js: embedding in steps failed; the whole page at once', err);
+      return Bokeh.embed.embed_items(docsJson, renderItems);
+    }
+    laterModels.set(doc, models);
+    for (const root of waiting) doc.remove_root(root);
+    performance.mark('head-embed-doc');
+    await Bokeh.embed.add_document_standalone(doc, dom._resolve_element(item), slots);
+    performance.mark('head-embed-views');
+    // the binding runs from the document's document_ready callback, which BokehJS runs asynchronously
+    await new Promise((done) => {
+      if (bound.some((page) => page.doc === doc)) done();
+      else whenBound.set(doc, done);
+      setTimeout(done, BIND_WAIT_MS); // a page without a binding still gets its roots
+    });
+    await afterPaint();
+    for (const root of waiting) {
+      await whenIdle(LATER_MS);
+      slots[doc.roots().length] = elementOf.get(root);
+      performance.mark(`head-add-${root.name}`);
+      doc.add_root(root); // BokehJS makes its views in the microtasks that follow
+      await new Promise((done) => setTimeout(done, 0));
+      performance.mark(`head-added-${root.name}`);
+      for (const m of root.references()) models.delete(m.id);
+      for (const page of bound) if (page.doc === doc) page.watch();
+    }
+    laterModels.delete(doc);
+    performance.mark('head-embed-complete');
+    for (const page of bound) if (page.doc === doc) page.complete = true;
+  }
+  const LATER_MS = 300; // the longest a root added later waits for an idle moment
+  const BIND_WAIT_MS = 5000;
+  const whenBound = new WeakMap(); // document → resolve() of embed's wait for its binding
+
   function bind(doc, config) {
     performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
     const logic = HeadLogic.make(config);
@@ -94,7 +176,7 @@
     const get = (ref) => {
       if (Array.isArray(ref)) return ref.map(get);
       if (ref && typeof ref === 'object') {
-        if (Object.keys(ref).length === 1 && 'id' in ref) return doc.get_model_by_id(ref.id);
+        if (Object.keys(ref).length === 1 && 'id' in ref) return modelById(doc, ref.id);
         return Object.fromEntries(Object.entries(ref).map(([k, v]) => [k, get(v)]));
       }
       return ref;
@@ -111,6 +193,7 @@
     // --- state → figures -------------------------------------------------------------
 
     const shapeOf = (s) => JSON.stringify([s.tokens, s.X[0].length, s.W_Q[0].length]);
+    const sliderShape = (s) => JSON.stringify([s.tokens, s.X[0].length]); // one slider a token and component
 
     function setAxes(plot, rows, cols) {
       let colLabels;
@@ -222,10 +305,14 @@
       for (const name of Object.keys(parts)) bringUpToDate(name);
     }
 
+    // Parts whose views exist are watched; one without a view yet (a root that embed adds later) counts as
+    // on screen, and its models are written directly, until `page.watch` runs again once it has one.
+    let observer = null;
+    const byElement = new Map();
+    const watched = new Set();
     function watchScreen() {
       if (typeof IntersectionObserver !== 'function' || !window.Bokeh || !Bokeh.index) return;
-      const byElement = new Map();
-      const observer = new IntersectionObserver((entries) => {
+      observer = observer || new IntersectionObserver((entries) => {
         for (const entry of entries) {
           const name = byElement.get(entry.target);
           parts[name].visible = entry.isIntersecting;
@@ -233,14 +320,17 @@
         }
       }, { rootMargin: '100px' });
       for (const [name, p] of Object.entries(parts)) {
+        if (watched.has(name)) continue;
         const view = Bokeh.index.find_one(p.model);
         if (!view || !view.el) continue; // not found: it stays "on screen" and is always written
+        watched.add(name);
         byElement.set(view.el, name);
         observer.observe(view.el);
       }
-      page.parts = parts; // for tests: which parts wait for a catch-up
-      page.settle = settle;
     }
+    page.parts = parts; // for tests: which parts wait for a catch-up
+    page.settle = settle;
+    page.watch = watchScreen;
 
     function paint(view, s, reshape) {
       for (const [name, plot] of Object.entries(M.plots)) {
@@ -303,7 +393,38 @@
       }
       C_.tokens.children = rows;
       page.sliders = sliders;
+      page.slidersShape = sliderShape(s);
     }
+
+    function showSliderValues(s) {
+      page.sliders.forEach((line, t) => line.forEach((slider, k) => {
+        const x = s.X[t][k];
+        const [start, end] = sliderRange(x);
+        const change = {};
+        if (slider.start !== start) change.start = start;
+        if (slider.end !== end) change.end = end;
+        if (slider.value !== x) change.value = x;
+        if (Object.keys(change).length) slider.setv(change);
+      }));
+    }
+
+    // A new shape repaints the figures first: BokehJS making the new slider views and laying out their
+    // rows (and the editor's W grids, when in sight) costs more than the figures (~100-250 ms for the
+    // chapter's 12 sliders ⇄ "tired"'s 40), so the controls follow in a task after the frame that shows
+    // the new figures, with the state of that moment (syncControls). Until then the old sliders and grids
+    // stand and are not listened to (their tokens and components may not exist any more).
+    let controlsDue = false;
+    page.controlsFollow = true; // for bench/bench_export.py
+    function syncControlsSoon() {
+      if (controlsDue) return;
+      controlsDue = true;
+      requestAnimationFrame(() => setTimeout(() => {
+        controlsDue = false;
+        syncControls(state);
+        page.slidersBuilt = performance.now(); // bench/bench_export.py: when a new shape's controls stand
+      }, 0));
+    }
+    const slidersCurrent = () => !controlsDue && page.slidersShape === sliderShape(state);
 
     function buildGrid(name, W) {
       const grid = E.grids[name];
@@ -353,24 +474,18 @@
         : d === 1 ? 'd = 1: the blend plot puts every value on one line.' : '');
     }
 
-    function syncControls(s, old) {
+    let controlsShow = null; // the state the controls show: the figures' one, or the one before it for a task
+    function syncControls(s) {
+      const old = controlsShow;
+      controlsShow = s;
       syncing = true;
       try {
         const newTokens = !old || JSON.stringify(old.tokens) !== JSON.stringify(s.tokens);
-        const newC = !old || old.X[0].length !== s.X[0].length;
-        if (newTokens || newC) {
-          buildSliders(s);
-        } else {
-          page.sliders.forEach((line, t) => line.forEach((slider, k) => {
-            const x = s.X[t][k];
-            const [start, end] = sliderRange(x);
-            const change = {};
-            if (slider.start !== start) change.start = start;
-            if (slider.end !== end) change.end = end;
-            if (slider.value !== x) change.value = x;
-            if (Object.keys(change).length) slider.setv(change);
-          }));
+        if (old && shapeOf(old) !== shapeOf(s) && window.A11y) { // static/a11y.js: names follow the tokens
+          window.A11y.renameControls(doc, s.tokens, s.X[0].length, s.W_Q[0].length);
         }
+        if (!old || sliderShape(old) !== sliderShape(s)) buildSliders(s);
+        else showSliderValues(s);
         if (newTokens) C_.query.options = s.tokens.map((label, k) => [String(k), String(label)]);
         if (C_.query.value !== String(s.query)) C_.query.value = String(s.query);
         for (const sw of SWITCHES) showSwitch(sw, C_.switches[sw.name], s[sw.name]);
@@ -409,15 +524,13 @@
 
     function show(next, old, { link = true } = {}) {
       state = next;
+      let reshape = false;
       if (inputsOf(next) !== inputsOf(old)) {
-        const reshape = shapeOf(next) !== shapeOf(old);
+        reshape = shapeOf(next) !== shapeOf(old);
         paint(logic.render(next), next, reshape);
-        const relabel = reshape || next.tokens.join('\u0000') !== old.tokens.join('\u0000');
-        if (relabel && window.A11y) { // static/a11y.js: the controls' names follow the tokens
-          window.A11y.renameControls(doc, next.tokens, next.X[0].length, next.W_Q[0].length);
-        }
       }
-      syncControls(next, old);
+      if (reshape || controlsDue) syncControlsSoon(); // the figures' frame first
+      else syncControls(next);
       if (link) writeLink();
     }
 
@@ -446,20 +559,20 @@
 
     function wireSlider(slider, t, c) {
       on(slider, 'value', (value) => {
-        if (value !== state.X[t][c]) dispatch({ do: 'x', token: t, component: c, value }, { link: false });
+        if (slidersCurrent() && value !== state.X[t][c]) dispatch({ do: 'x', token: t, component: c, value }, { link: false });
       });
       on(slider, 'value_throttled', () => { settle(); writeLink(); }); // let go: the hidden parts catch up
     }
 
     function wireEntry(box, name, r, c) {
       on(box, 'value', needsNumber(`${name}[${r}, ${c}]`, (value) => {
-        if (value !== state[name][r][c]) dispatch({ do: 'weight', name, row: r, col: c, value });
+        if (!controlsDue && value !== state[name][r][c]) dispatch({ do: 'weight', name, row: r, col: c, value });
       }));
     }
 
     on(C_.query, 'value', (value) => {
       const i = parseInt(value, 10);
-      if (i !== state.query) dispatch({ do: 'query', index: i });
+      if (!controlsDue && i !== state.query) dispatch({ do: 'query', index: i });
     });
     for (const sw of SWITCHES) {
       const widget = C_.switches[sw.name];
@@ -501,6 +614,7 @@
 
     // The sliders and grids Python made get the same wiring as the ones made here.
     page.sliders = [];
+    page.slidersShape = sliderShape(state);
     page.grids = {};
     for (const slider of C_.tokens.children.flatMap((row) => row.children)) {
       const [t, c] = slider.tags;
@@ -514,13 +628,16 @@
 
     // A link opens the head it names (the page starts on config.start without one).
     const params = ownsLink() ? readLink(linkWindow.location) : {};
+    controlsShow = state; // as Python made them
     if (Object.keys(params).length) dispatch({ do: 'link', params });
-    else syncControls(state, state);
+    else syncControls(state);
     watchScreen();
     page.ready = true;
+    page.complete = !laterModels.has(doc); // every root has its views (see embed)
+    if (whenBound.has(doc)) whenBound.get(doc)();
     performance.mark('head-bind-end');
     return page;
   }
 
-  window.HeadExplorerPage = { bind, pages: bound, readLink };
+  window.HeadExplorerPage = { bind, embed, modelById, pages: bound, readLink };
 })();

@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 from app.export import AREAS, ATTENTION_JS, MAX_BYTES, export, main
 from app.fragment import page_in
@@ -382,7 +383,7 @@ def test_every_preset_loads_whatever_its_shape(exported, context, page, artifact
     assert state.load("tired")
     wait_for_steps(page, state)
     assert_figures_match(page, state)
-    assert page.locator(".x-slider:visible").count() == 10 * 4
+    expect(page.locator(".x-slider:visible")).to_have_count(10 * 4)  # made a task after the figures
     assert model(page, "weights", "x_range.end") == pytest.approx(9.5)
     assert model(page, "preset-note", "text") == preset_note("tired")
     page.screenshot(path=str(artifacts / "export-tired.png"), full_page=True)
@@ -400,7 +401,7 @@ def test_every_preset_loads_whatever_its_shape(exported, context, page, artifact
     assert state.load("temperature-low")
     wait_for_steps(page, state)
     assert_figures_match(page, state)
-    assert page.locator(".x-slider:visible").count() == 4 * 3
+    expect(page.locator(".x-slider:visible")).to_have_count(4 * 3)  # made a task after the figures
     page.screenshot(path=str(artifacts / "export-temperature.png"), full_page=True)
     net.check()
 
@@ -425,7 +426,7 @@ def test_the_editor_works_in_the_file(exported, context, page, artifacts):
     assert state.add_token()
     wait_for_steps(page, state)
     assert_figures_match(page, state)
-    assert page.locator(".x-slider:visible").count() == 5 * 3
+    expect(page.locator(".x-slider:visible")).to_have_count(5 * 3)  # made a task after the figures
     page.locator(".bk-Select select").nth(1).select_option(label="t5")
     assert state.apply(query=4)
     wait_for_steps(page, state)
