@@ -1,0 +1,70 @@
+"""Bokeh's property defaults, worked out once per model class instead of on every read.
+
+Bokeh re-derives a property's default each time an unset property is read (copy, theme lookup, validate,
+transform: `Property.themed_default`) and asks again each time whether that default is "unstable" (a
+list, dict or model that each instance must own). Reading the defaults is most of what serialising a
+document and walking its model graph costs: for a student's page (~350 models, ~30 properties each)
+that was about half of the server's work when a session starts (cProfile, bench/RESULTS-class-load.md).
+
+`cache_stable_defaults()` remembers both answers per (model class, property) for the defaults that
+are plain immutable values (None, bools, numbers, strings, and tuples of them) and not overridden by a
+theme; everything else (containers, models, functions, themed values) still goes through Bokeh's own
+code, so every read returns an equal value and each instance still owns its mutable defaults.
+"""
+
+from __future__ import annotations
+
+_IMMUTABLE = (type(None), bool, int, float, str)
+_installed = False
+
+
+def _immutable(value) -> bool:
+    if isinstance(value, tuple):
+        return all(_immutable(v) for v in value)
+    return type(value) in _IMMUTABLE or isinstance(value, str)  # str: also an enum's value
+
+
+def cache_stable_defaults() -> None:
+    """Install the caches (once per process; idempotent)."""
+    global _installed
+    if _installed:
+        return
+    from bokeh.core.has_props import HasProps
+    from bokeh.core.property.bases import Property
+    from bokeh.core.property.descriptors import PropertyDescriptor
+
+    themed_default = Property.themed_default
+    defaults: dict = {}  # (property, class, name) -> the prepared default
+
+    def cached_themed_default(self, cls, name, theme_overrides, *, no_eval=False):
+        if no_eval or (theme_overrides is not None and name in theme_overrides):
+            return themed_default(self, cls, name, theme_overrides, no_eval=no_eval)
+        key = (id(self), cls, name)
+        try:
+            return defaults[key]
+        except KeyError:
+            value = themed_default(self, cls, name, theme_overrides)
+            if _immutable(value):
+                defaults[key] = value
+            return value
+
+    unstable: dict = {}  # (descriptor, class) -> whether instances must own their default
+
+    def cached_has_unstable_default(self, obj) -> bool:
+        key = (id(self), type(obj))
+        try:
+            return unstable[key]
+        except KeyError:
+            answer = unstable[key] = has_unstable_default(self, obj)
+            return answer
+
+    def themed_values(self):
+        # as HasProps.themed_values, without raising and catching an AttributeError on every read of
+        # an unthemed model (apply_theme keeps the values in the instance's __dict__)
+        return self.__dict__.get("__themed_values__")
+
+    has_unstable_default = PropertyDescriptor.has_unstable_default
+    HasProps.themed_values = themed_values
+    Property.themed_default = cached_themed_default
+    PropertyDescriptor.has_unstable_default = cached_has_unstable_default
+    _installed = True
