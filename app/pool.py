@@ -99,6 +99,7 @@ class ExplorerPool:
                 loop.call_later(GAP_S, step)
             else:
                 self._filling = False
+                print(f"Pages built ahead: {len(self._ready)} ready in process {os.getpid()}", flush=True)
 
         loop.add_callback(step)
 

@@ -319,7 +319,9 @@ async def open_like_a_browser(url: str, start_at: float, out: dict) -> None:
 def arrivals(url, starts, queue):
     async def main():
         outs = [{} for _ in starts]
+        cpu = time.process_time()
         await asyncio.gather(*(open_like_a_browser(url, s, o) for s, o in zip(starts, outs)))
+        outs[0]["client_cpu_s"] = time.process_time() - cpu  # this client process's protocol work
         return outs
 
     queue.put(asyncio.run(main()))
@@ -355,6 +357,9 @@ def arrive(args, url, pids) -> dict:
         "ack_p50_s": pct(ack, 50),
         "ack_p95_s": pct(ack, 95),
         "server_cpu_percent": mon.cpu_percent(t_start, t_start + args.window + 5),
+        # the simulated browsers' own CPU (GET, websocket, parsing the pulled document), on the same cores
+        "clients_cpu_s": sum(r.get("client_cpu_s", 0.0) for r in res),
+        "clients_cpu_per_student_ms": 1000 * sum(r.get("client_cpu_s", 0.0) for r in res) / args.students,
         "rss_mb_after": mon.samples[-1][2] / 2**20 if mon.samples else None,
     }
 
