@@ -15,7 +15,7 @@ code, so every read returns an equal value and each instance still owns its muta
 from __future__ import annotations
 
 _IMMUTABLE = (type(None), bool, int, float, str)
-_installed = False
+_originals: dict = {}  # Bokeh's own functions, while the caches are installed
 
 
 def _immutable(value) -> bool:
@@ -26,32 +26,35 @@ def _immutable(value) -> bool:
 
 def cache_stable_defaults() -> None:
     """Install the caches (once per process; idempotent)."""
-    global _installed
-    if _installed:
-        return
     from bokeh.core.has_props import HasProps
     from bokeh.core.property.bases import Property
     from bokeh.core.property.descriptors import PropertyDescriptor
 
+    if _originals:
+        return
+    _originals.update(
+        themed_default=Property.themed_default,
+        has_unstable_default=PropertyDescriptor.has_unstable_default,
+        themed_values=HasProps.themed_values,
+    )
     themed_default = Property.themed_default
-    defaults: dict = {}  # (property, class, name) -> the prepared default
+    has_unstable_default = PropertyDescriptor.has_unstable_default
+    defaults: dict = {}  # (model class, property name) -> the prepared default
+    unstable: dict = {}  # (model class, property name) -> whether each instance must own its default
 
     def cached_themed_default(self, cls, name, theme_overrides, *, no_eval=False):
         if no_eval or (theme_overrides is not None and name in theme_overrides):
             return themed_default(self, cls, name, theme_overrides, no_eval=no_eval)
-        key = (id(self), cls, name)
         try:
-            return defaults[key]
+            return defaults[cls, name]
         except KeyError:
             value = themed_default(self, cls, name, theme_overrides)
             if _immutable(value):
-                defaults[key] = value
+                defaults[cls, name] = value
             return value
 
-    unstable: dict = {}  # (descriptor, class) -> whether instances must own their default
-
     def cached_has_unstable_default(self, obj) -> bool:
-        key = (id(self), type(obj))
+        key = (type(obj), self.name)
         try:
             return unstable[key]
         except KeyError:
@@ -63,8 +66,18 @@ def cache_stable_defaults() -> None:
         # an unthemed model (apply_theme keeps the values in the instance's __dict__)
         return self.__dict__.get("__themed_values__")
 
-    has_unstable_default = PropertyDescriptor.has_unstable_default
     HasProps.themed_values = themed_values
     Property.themed_default = cached_themed_default
     PropertyDescriptor.has_unstable_default = cached_has_unstable_default
-    _installed = True
+
+
+def remove_cache() -> None:
+    """Bokeh's own code again (for tests that compare the two)."""
+    from bokeh.core.has_props import HasProps
+    from bokeh.core.property.bases import Property
+    from bokeh.core.property.descriptors import PropertyDescriptor
+
+    if _originals:
+        HasProps.themed_values = _originals.pop("themed_values")
+        Property.themed_default = _originals.pop("themed_default")
+        PropertyDescriptor.has_unstable_default = _originals.pop("has_unstable_default")

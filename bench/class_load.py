@@ -343,9 +343,15 @@ def arrive(args, url, pids) -> dict:
     working = [r["working_s"] for r in res if r.get("ok")]
     html = [r["html_s"] for r in res if "html_s" in r]
     ack = [r["ack_s"] for r in res if "ack_s" in r]
+    # the server's CPU seconds from the first GET until the last page worked, per student: what an arrival
+    # costs the server, whatever share of the cores it got (the pool refills only after 10 s of quiet)
+    t_end = max((r["t0"] + r["working_s"] for r in res if r.get("ok")), default=t_start)
+    span = [s for s in mon.samples if t_start - 1 <= s[0] <= t_end + 1]
+    cpu_s = span[-1][1] - span[0][1] if len(span) >= 2 else float("nan")
     return {
         "students": args.students,
         "window_s": args.window,
+        "server_cpu_s_per_student": cpu_s / args.students,
         "working": len(working),
         "errors": [r["error"] for r in res if "error" in r][:3],
         "not_working": sum(1 for r in res if not r.get("ok")),
