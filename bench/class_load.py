@@ -23,7 +23,8 @@ dragging a slider does, whatever the server does meanwhile.
   move's latency (median of 10 single moves), in interleaved rounds.
 * arrive: N students open the page at random moments within `--window` seconds, as browsers do: GET the
   page (the server builds the session), then the websocket with the page's session token, PULL-DOC; the
-  page works when the pulled document carries the chapter's weights line. Time from the GET to that.
+  page works when the pulled document carries the chapter's weights line. Time from the GET to that; the
+  server's CPU seconds per student (first GET to last working page) and the simulated browsers' own CPU.
 
 Every result carries /proc/loadavg. Only loopback is contacted; every loop is bounded.
 """
