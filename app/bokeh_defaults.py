@@ -2,14 +2,16 @@
 
 Bokeh re-derives a property's default each time an unset property is read (copy, theme lookup, validate,
 transform: `Property.themed_default`) and asks again each time whether that default is "unstable" (a
-list, dict or model that each instance must own). Reading the defaults is most of what serialising a
-document and walking its model graph costs: for a student's page (~350 models, ~30 properties each)
-that was about half of the server's work when a session starts (cProfile, bench/RESULTS-class-load.md).
+list, dict or model that each instance must own), and looks for a theme by raising and catching an
+AttributeError. For a student's page (~350 models, ~30 properties each) that was most of serialising the
+document for its pull and a quarter of building it: with these caches the pull costs ~60 % less and the
+build ~25 % less (cProfile and process time, bench/RESULTS-class-load.md).
 
 `cache_stable_defaults()` remembers both answers per (model class, property) for the defaults that
 are plain immutable values (None, bools, numbers, strings, and tuples of them) and not overridden by a
-theme; everything else (containers, models, functions, themed values) still goes through Bokeh's own
-code, so every read returns an equal value and each instance still owns its mutable defaults.
+theme, and reads the theme from the model's own __dict__; everything else (containers, models,
+functions, themed values) still goes through Bokeh's own code, so every read returns an equal value and
+each instance still owns its mutable defaults (tests/test_bokeh_defaults.py).
 """
 
 from __future__ import annotations
