@@ -303,6 +303,9 @@ def configure_server() -> None:
     from app.serving import tune_server
 
     tune_server()
+    from app.bokeh_defaults import cache_stable_defaults
+
+    cache_stable_defaults()  # before the pool builds pages ahead
     pn.config.reconnect = True  # the browser reconnects by itself after a drop or a sleep
     pn.config.disconnect_notification = "Lost the connection to the server; reconnecting…"
     pn.config.ready_notification = ""

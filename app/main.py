@@ -8,15 +8,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import panel as pn  # noqa: E402
 
-from app.pool import explorer_for_session  # noqa: E402
+from app.bokeh_defaults import cache_stable_defaults  # noqa: E402
+from app.pool import page_for_session  # noqa: E402
 from app.served_page import serve_page  # noqa: E402
 from app.serving import release_memory_when_sessions_close, tune_server  # noqa: E402
 from widgets.class_link import ClassLink  # noqa: E402
 
 tune_server()
+cache_stable_defaults()  # once per process: serialising a page and walking its models read every default
 pn.extension()
 pn.state.on_session_destroyed(release_memory_when_sessions_close)
 args = dict(pn.state.session_args)
-explorer = explorer_for_session(args)  # built ahead when the launcher was told --expect
+explorer, page = page_for_session(args)  # built ahead when the launcher was told --expect
 link = ClassLink(explorer.state, session_args=args)  # the teacher's sends reach this page
-serve_page(explorer, classroom=link)
+serve_page(explorer, classroom=link, page=page)

@@ -1,15 +1,16 @@
-"""Explorers built ahead, while the server is idle, for a class that arrives all at once.
+"""Pages built ahead, while the server is idle, for a class that arrives all at once.
 
-Building a student's explorer (its HeadState and its ~300 Bokeh models) is most of what a new session
-costs the server (~0.2-0.3 s of CPU on this machine, more when busy); 100 students opening the page
-within seconds would queue behind each other's builds. With `python -m app.classroom --expect N`, each
-server process builds N explorers ahead, one per turn of its event loop, and hands one to each arriving
-session, which then only adds the page template and the URL's settings. The pool is topped up again, one
-explorer at a time, once no session has started for a few seconds. Without --expect (or with plain `panel
-serve app/main.py`) nothing is built ahead.
+Building a student's explorer (its HeadState and its ~300 Bokeh models) and the Panel objects of its page
+(the template, the panes around the explorer's parts, the further explorers' tabs) is much of what a new
+session costs the server; 100 students opening the page within seconds would queue behind each other's
+builds. With `python -m app.classroom --expect N`, each server process builds N of them ahead, one per
+turn of its event loop, and hands one to each arriving session, which then only adds the classroom line,
+the URL's settings and its document (the Bokeh models of Panel's panes, which belong to a document). The
+pool is topped up again, one page at a time, once no session has started for a few seconds. Without
+--expect (or with plain `panel serve app/main.py`) nothing is built ahead.
 
-The models of a pooled explorer belong to no document until a session takes it; a taken explorer is never
-given to another session.
+The models of a pooled page belong to no document until a session takes it; a taken page is never given
+to another session.
 """
 
 from __future__ import annotations
@@ -17,12 +18,28 @@ from __future__ import annotations
 import logging
 import os
 import time
+from typing import NamedTuple
 
 EXPECT_ENV = "EXPLORER_EXPECT"  # how many explorers a server process keeps ready (set by app.classroom)
 QUIET_S = 10.0  # no session started for this long: the class has arrived, top the pool up
 GAP_S = 0.02  # between two builds, so requests that come in meanwhile are answered
 
 log = logging.getLogger(__name__)
+
+
+class ReadyPage(NamedTuple):
+    """A student's explorer and its page (app/served_page.py explorer_page), built ahead."""
+
+    explorer: object
+    page: object
+
+
+def ready_page() -> ReadyPage:
+    from app.served_page import explorer_page
+    from widgets.explorer import HeadExplorer
+
+    explorer = HeadExplorer()
+    return ReadyPage(explorer, explorer_page(explorer))
 
 
 class ExplorerPool:
@@ -40,7 +57,7 @@ class ExplorerPool:
         return len(self._ready)
 
     def take(self):
-        """A ready explorer (or a new one when none is ready), and a refill later."""
+        """A ready page (or a new one when none is ready), and a refill later."""
         self._last_take = time.monotonic()
         if self._ready:
             self.taken += 1
@@ -52,7 +69,7 @@ class ExplorerPool:
         return explorer
 
     def fill_one(self) -> bool:
-        """Build one explorer if the pool is short; False when it is full."""
+        """Build one page if the pool is short; False when it is full."""
         if len(self._ready) >= self.size:
             return False
         self._ready.append(self._make())
@@ -76,12 +93,13 @@ class ExplorerPool:
             try:
                 more = self.fill_one()
             except Exception:  # a build that fails must not stop the server; sessions build their own
-                log.exception("building an explorer ahead failed")
+                log.exception("building a page ahead failed")
                 more = False
             if more:
                 loop.call_later(GAP_S, step)
             else:
                 self._filling = False
+                print(f"Pages built ahead: {len(self._ready)} ready in process {os.getpid()}", flush=True)
 
         loop.add_callback(step)
 
@@ -100,22 +118,26 @@ def pool() -> ExplorerPool | None:
     """This process's pool, made on first use when EXPLORER_EXPECT asks for one."""
     global _pool
     if _pool is None and expected() > 0:
-        from widgets.explorer import HeadExplorer
-
-        _pool = ExplorerPool(expected(), HeadExplorer)
+        _pool = ExplorerPool(expected(), ready_page)
     return _pool
 
 
-def explorer_for_session(session_args: dict):
-    """The explorer for a new session: from the pool when there is one, with the link's settings applied."""
+def page_for_session(session_args: dict) -> ReadyPage:
+    """The explorer and page for a new session: from the pool when there is one (with the link's settings
+    applied), else built now (page None: serve_page builds it)."""
     from widgets.explorer import HeadExplorer
     from widgets.url_state import apply_params
 
     p = pool()
     if p is None:
-        return HeadExplorer(sync_url=True)
-    explorer = p.take()
-    explorer.sync_url = True
+        return ReadyPage(HeadExplorer(sync_url=True), None)
+    ready = p.take()
+    ready.explorer.sync_url = True
     if session_args:
-        apply_params(explorer.state, session_args)
-    return explorer
+        apply_params(ready.explorer.state, session_args)
+    return ready
+
+
+def explorer_for_session(session_args: dict):
+    """The explorer of page_for_session."""
+    return page_for_session(session_args).explorer

@@ -9,6 +9,7 @@ number format from static/attention.js, loaded for that).
 from pathlib import Path
 
 import panel as pn
+from panel.io.resources import _env as PANEL_TEMPLATES
 
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
@@ -55,6 +56,9 @@ TEMPLATE = (
 {% endblock %}
 """
 )
+# Compiled once per process: compiling this text (its inline CSS and scripts) for every session was a tenth
+# of the server's work while a class arrived (py-spy).
+COMPILED = PANEL_TEMPLATES.from_string(TEMPLATE)
 
 
 def going_further():
@@ -84,20 +88,31 @@ class ServedTemplate(pn.Template):
         return f"{type(self).__name__}({', '.join(self._render_items)})"
 
 
-def page_for(explorer: HeadExplorer, classroom=None) -> ServedTemplate:
-    """The page of `explorer`: its parts in the template, and the further explorers; `classroom` goes above
-    it (the student's line about the teacher's sends, or the teacher's desk)."""
-    page = ServedTemplate(TEMPLATE, location=True)  # the Location root keeps the URL in step
-    page.add_panel("classroom", classroom if classroom is not None else pn.Spacer(height=0, margin=0))
+def explorer_page(explorer: HeadExplorer) -> ServedTemplate:
+    """The page of `explorer` without its classroom line: its parts in the template, and the further
+    explorers. Needs no session, so app/pool.py builds it ahead."""
+    page = ServedTemplate(COMPILED, location=True)  # the Location root keeps the URL in step
     for name, part in explorer.areas().items():
         page.add_panel(name, part)
     page.add_panel("more", going_further())
     return page
 
 
-def serve_page(explorer: HeadExplorer, title: str = "One attention head", classroom=None) -> None:
-    """Make the page of `explorer` this session's document."""
-    page = page_for(explorer, classroom)
+def with_classroom(page: ServedTemplate, classroom=None) -> ServedTemplate:
+    """`page` with `classroom` above the explorer (the student's line about the teacher's sends, or the
+    teacher's desk; an empty root without one)."""
+    page.add_panel("classroom", classroom if classroom is not None else pn.Spacer(height=0, margin=0))
+    return page
+
+
+def page_for(explorer: HeadExplorer, classroom=None) -> ServedTemplate:
+    """The whole page of `explorer`, `classroom` above it."""
+    return with_classroom(explorer_page(explorer), classroom)
+
+
+def serve_page(explorer: HeadExplorer, title: str = "One attention head", classroom=None, page=None) -> None:
+    """Make the page of `explorer` this session's document; `page`: its explorer_page, built ahead."""
+    page = with_classroom(page if page is not None else explorer_page(explorer), classroom)
     # One model-graph walk for the whole page: otherwise Bokeh re-walks every
     # model of the document after each root the template adds (~0.7 s a session).
     with pn.state.curdoc.models.freeze():

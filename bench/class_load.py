@@ -30,7 +30,8 @@ every value at once, as a page without that script did).
   capacity (or `--one-x`), each with the page's sending and with `--client every`.
 * arrive: N students open the page at random moments within `--window` seconds, as browsers do: GET the
   page (the server builds the session), then the websocket with the page's session token, PULL-DOC; the
-  page works when the pulled document carries the chapter's weights line. Time from the GET to that.
+  page works when the pulled document carries the chapter's weights line. Time from the GET to that; the
+  server's CPU seconds per student (first GET to last working page) and the simulated browsers' own CPU.
 
 Every result carries /proc/loadavg. Only loopback is contacted; every loop is bounded.
 """
@@ -454,7 +455,9 @@ async def open_like_a_browser(url: str, start_at: float, out: dict) -> None:
 def arrivals(url, starts, queue):
     async def main():
         outs = [{} for _ in starts]
+        cpu = time.process_time()
         await asyncio.gather(*(open_like_a_browser(url, s, o) for s, o in zip(starts, outs)))
+        outs[0]["client_cpu_s"] = time.process_time() - cpu  # this client process's protocol work
         return outs
 
     queue.put(asyncio.run(main()))
@@ -476,9 +479,15 @@ def arrive(args, url, pids) -> dict:
     working = [r["working_s"] for r in res if r.get("ok")]
     html = [r["html_s"] for r in res if "html_s" in r]
     ack = [r["ack_s"] for r in res if "ack_s" in r]
+    # the server's CPU seconds from the first GET until the last page worked, per student: what an arrival
+    # costs the server, whatever share of the cores it got (the pool refills only after 10 s of quiet)
+    t_end = max((r["t0"] + r["working_s"] for r in res if r.get("ok")), default=t_start)
+    span = [s for s in mon.samples if t_start - 1 <= s[0] <= t_end + 1]
+    cpu_s = span[-1][1] - span[0][1] if len(span) >= 2 else float("nan")
     return {
         "students": args.students,
         "window_s": args.window,
+        "server_cpu_s_per_student": cpu_s / args.students,
         "working": len(working),
         "errors": [r["error"] for r in res if "error" in r][:3],
         "not_working": sum(1 for r in res if not r.get("ok")),
@@ -490,6 +499,9 @@ def arrive(args, url, pids) -> dict:
         "ack_p50_s": pct(ack, 50),
         "ack_p95_s": pct(ack, 95),
         "server_cpu_percent": mon.cpu_percent(t_start, t_start + args.window + 5),
+        # the simulated browsers' own CPU (GET, websocket, parsing the pulled document), on the same cores
+        "clients_cpu_s": sum(r.get("client_cpu_s", 0.0) for r in res),
+        "clients_cpu_per_student_ms": 1000 * sum(r.get("client_cpu_s", 0.0) for r in res) / args.students,
         "rss_mb_after": mon.samples[-1][2] / 2**20 if mon.samples else None,
     }
 

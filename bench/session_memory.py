@@ -7,7 +7,9 @@ served template, app/served_page.py; the floor: bench/floor_shape_app.py's page)
 and measures with tracemalloc: the Python memory one session holds, then, per kind of Bokeh model, how many
 the document has and what they hold (each model's own properties, measured by rebuilding it from its
 non-default properties; the models it refers to are counted under their own kind). Whatever is not in
-Bokeh models (Panel's panes and template, param objects, HeadState, callbacks) is the difference.
+Bokeh models (Panel's panes and template, param objects, HeadState, callbacks) is the difference. Then,
+for the explorer, what each library allocated for a session (tracemalloc, by the innermost frame in a
+library or in this project) and, of Bokeh's share, which of the project's files (or Panel's) made it.
 Prints JSON with /proc/loadavg.
 """
 
@@ -103,6 +105,39 @@ def by_kind(doc) -> dict:
     return dict(sorted(kinds.items(), key=lambda kv: -kv[1][1]))
 
 
+def library(filename: str) -> str:
+    if "site-packages/" in filename:
+        return filename.split("site-packages/")[1].split("/")[0]
+    if str(ROOT) in filename:
+        return "project"
+    return "other"
+
+
+def by_library(make, n: int = 3) -> dict:
+    """KB a session allocates, by library; and Bokeh's part by the first file outside Bokeh that asked."""
+    gc.collect()
+    tracemalloc.start(25)
+    before = tracemalloc.take_snapshot()
+    docs = [make() for _ in range(n)]
+    gc.collect()
+    stats = tracemalloc.take_snapshot().compare_to(before, "traceback")
+    tracemalloc.stop()
+    del docs
+    libs: Counter = Counter()
+    bokeh_by_caller: Counter = Counter()
+    for st in stats:
+        files = [f.filename for f in reversed(st.traceback)]  # innermost first
+        ours = [f for f in files if library(f) != "other"]
+        lib = library(ours[0]) if ours else "other"
+        libs[lib] += st.size_diff
+        if lib == "bokeh":
+            outer = [f for f in ours if library(f) != "bokeh"]
+            caller = f"{library(outer[0])}:{Path(outer[0]).name}" if outer else "bokeh"
+            bokeh_by_caller[caller] += st.size_diff
+    kb = lambda c: {k: round(v / n / 1024) for k, v in c.most_common(10)}  # noqa: E731
+    return {"by_library_kb": kb(libs), "bokeh_by_caller_kb": kb(bokeh_by_caller)}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sessions", type=int, default=5)
@@ -133,6 +168,7 @@ def main(argv=None) -> dict:
         report[f"{name}_bokeh_models_kb"] = sum(b for _, b in kinds.values()) / 1024
         report[f"{name}_by_kind"] = {k: [c, round(b / 1024, 1)] for k, (c, b) in kinds.items()}
         report[f"{name}_kinds_count"] = dict(Counter(type(m).__name__ for m in doc.models).most_common(8))
+    report["explorer_allocated"] = by_library(explorer_doc)
     report["load_end"] = loadavg()
     print(json.dumps(report, indent=1))
     return report

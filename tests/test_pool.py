@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import panel as pn
 
 from app import pool as pool_module
-from app.pool import ExplorerPool, explorer_for_session
+from app.pool import ExplorerPool, explorer_for_session, page_for_session, ready_page
 from core.presets import PRESETS
 from widgets.explorer import HeadExplorer
 
@@ -26,7 +27,7 @@ def test_a_pool_hands_each_explorer_out_once_and_builds_when_empty():
 
 
 def test_a_pooled_explorer_takes_the_links_settings(monkeypatch):
-    p = ExplorerPool(1, HeadExplorer)
+    p = ExplorerPool(1, ready_page)
     p.fill_one()
     monkeypatch.setattr(pool_module, "_pool", p)
     explorer = explorer_for_session({"preset": [b"tired"], "query": [b"0"]})
@@ -41,6 +42,26 @@ def test_a_pooled_explorer_takes_the_links_settings(monkeypatch):
         np.nan_to_num(np.where(explorer.state.head.future, np.nan, explorer.state.head.weights)).ravel(),
         atol=1e-12,
     )
+
+
+def test_a_pooled_page_becomes_the_sessions_document_with_its_classroom_line(monkeypatch):
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    from app.served_page import with_classroom
+
+    p = ExplorerPool(1, ready_page)
+    p.fill_one()
+    monkeypatch.setattr(pool_module, "_pool", p)
+    doc = Document()
+    with set_curdoc(doc):
+        explorer, page = page_for_session({})
+        line = pn.pane.Markdown("the classroom line")
+        with_classroom(page, line).server_doc(doc)  # as serve_page does in a session
+    names = {m.name for m in doc.models}
+    assert {"weights-cells", "editor", "x-3-0"} <= names  # the explorer, its editor and its sliders
+    assert any("the classroom line" in str(getattr(m, "text", "")) for m in doc.models)
+    assert len(p) == 0 and p.taken == 1
 
 
 def test_without_expect_every_session_builds_its_own(monkeypatch):
