@@ -78,8 +78,9 @@ JS_SLIDER_VALUE = """({name, title}) => {
 
 
 @contextmanager
-def serve(app: str):
-    """`panel serve APP` on a free loopback port; yields (url, psutil.Process).  Patient when busy."""
+def serve(app: str, tree: Path = ROOT):
+    """`panel serve APP` (from `tree`, this checkout unless told) on a free loopback port; yields (url,
+    psutil.Process).  Patient when busy."""
     port = free_port()
     stem = Path(app).stem
     log = open(Path(tempfile.gettempdir()) / f"bench-serve-{stem}.log", "w")  # noqa: SIM115
@@ -89,7 +90,7 @@ def serve(app: str):
             "-m",
             "panel",
             "serve",
-            str(ROOT / app),
+            str(tree / app),
             "--port",
             str(port),
             "--address",
@@ -97,7 +98,7 @@ def serve(app: str):
             "--allow-websocket-origin",
             f"127.0.0.1:{port}",
         ],
-        cwd=ROOT,
+        cwd=tree,
         stdout=log,
         stderr=subprocess.STDOUT,
     )

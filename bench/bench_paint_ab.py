@@ -19,49 +19,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
-import psutil
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.serving import free_port, stop_process, wait_for_http  # noqa: E402
-from bench.bench_latency import APPS, cpu_seconds, moves, open_page  # noqa: E402
+from bench.bench_latency import APPS, cpu_seconds, moves, open_page, serve  # noqa: E402
 from bench.common import load_average  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
-
-
-@contextmanager
-def serve_from(tree: Path, app: str):
-    port = free_port()
-    stem = Path(app).stem
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "panel",
-            "serve",
-            str(tree / app),
-            "--port",
-            str(port),
-            "--address",
-            "127.0.0.1",
-            "--allow-websocket-origin",
-            f"127.0.0.1:{port}",
-        ],
-        cwd=tree,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/{stem}"
-    try:
-        wait_for_http(url, timeout=120)
-        yield url, psutil.Process(proc.pid)
-    finally:
-        stop_process(proc)
 
 
 def turn(browser, key: str, url: str, proc, n: int) -> dict:
@@ -95,7 +63,7 @@ def main(argv=None) -> int:
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
         trees = {"base": base, "this": ROOT}
         served = {
-            (v, k): stack.enter_context(serve_from(tree, APPS[k][0]))
+            (v, k): stack.enter_context(serve(APPS[k][0], tree))
             for v, tree in trees.items()
             for k in ("ours", "t64")
         }

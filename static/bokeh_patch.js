@@ -83,42 +83,36 @@
     walk(document);
   }
 
-  function skipEmptyRects() {
+  // Replace `method` on the prototype of `name` (from BokehJS's module `module`) by `replacement(original)`,
+  // once; a BokehJS without it is left as it is, with a warning.
+  function replace(module, name, method, replacement) {
     let proto = null;
     try {
-      proto = window.Bokeh.require("models/glyphs/rect").RectView.prototype;
+      proto = window.Bokeh.require(module)[name].prototype;
     } catch (e) {}
-    if (!proto || typeof proto._paint !== "function") {
-      console.warn("bokeh_patch.js: this BokehJS has no RectView._paint; nothing patched");
+    if (!proto || typeof proto[method] !== "function") {
+      console.warn(`bokeh_patch.js: this BokehJS has no ${name}.${method}; nothing patched`);
       return;
     }
-    if (proto._paint.skipsEmpty) {
+    if (proto[method].patched) {
       return;
     }
-    const paint = proto._paint;
-    proto._paint = function (ctx, indices, data) {
+    const patched = replacement(proto[method]);
+    patched.patched = true;
+    proto[method] = patched;
+  }
+
+  function skipEmptyRects() {
+    replace("models/glyphs/rect", "RectView", "_paint", (paint) => function (ctx, indices, data) {
       const v = this.visuals;
       if (v.fill.doit || v.line.doit || v.hatch.doit) {
         paint.call(this, ctx, indices, data);
       }
-    };
-    proto._paint.skipsEmpty = true;
+    });
   }
 
   function keepTickLabelExtents() {
-    let proto = null;
-    try {
-      proto = window.Bokeh.require("models/axes/axis").AxisView.prototype;
-    } catch (e) {}
-    if (!proto || typeof proto._tick_label_extents !== "function") {
-      console.warn("bokeh_patch.js: this BokehJS has no AxisView._tick_label_extents; nothing patched");
-      return;
-    }
-    if (proto._tick_label_extents.kept) {
-      return;
-    }
-    const measure = proto._tick_label_extents;
-    proto._tick_label_extents = function () {
+    replace("models/axes/axis", "AxisView", "_tick_label_extents", (measure) => function () {
       const m = this.model;
       const ticks = this.tick_coords.major[this.dimension];
       // the label's font by its model's properties (reading the visuals' values costs a measurement's worth)
@@ -133,24 +127,11 @@
       const extents = measure.call(this);
       this._kept_extents = { text, overrides: m.major_label_overrides, formatter: m.formatter, extents };
       return extents;
-    };
-    proto._tick_label_extents.kept = true;
+    });
   }
 
   function keepColorBarImages() {
-    let proto = null;
-    try {
-      proto = window.Bokeh.require("models/annotations/color_bar").ColorBarView.prototype;
-    } catch (e) {}
-    if (!proto || typeof proto._set_canvas_image !== "function") {
-      console.warn("bokeh_patch.js: this BokehJS has no ColorBarView._set_canvas_image; nothing patched");
-      return;
-    }
-    if (proto._set_canvas_image.kept) {
-      return;
-    }
-    const draw = proto._set_canvas_image;
-    proto._set_canvas_image = function () {
+    replace("models/annotations/color_bar", "ColorBarView", "_set_canvas_image", (draw) => function () {
       const key = [this.color_mapper.palette, this._index_low, this._index_high, this.orientation];
       const last = this._image_key;
       if (this._image != null && last && key.every((part, k) => part === last[k])) {
@@ -158,46 +139,20 @@
       }
       draw.call(this);
       this._image_key = key;
-    };
-    proto._set_canvas_image.kept = true;
+    });
   }
 
   function skipUnchangedStyleSheets() {
-    let proto = null;
-    try {
-      proto = window.Bokeh.require("core/dom").InlineStyleSheet.prototype;
-    } catch (e) {}
-    if (!proto || typeof proto._update !== "function") {
-      console.warn("bokeh_patch.js: this BokehJS has no InlineStyleSheet._update; nothing patched");
-      return;
-    }
-    if (proto._update.skipsUnchanged) {
-      return;
-    }
-    const write = proto._update;
-    proto._update = function (css) {
+    replace("core/dom", "InlineStyleSheet", "_update", (write) => function (css) {
       if (this.el.textContent !== css) {
         write.call(this, css);
       }
-    };
-    proto._update.skipsUnchanged = true;
+    });
   }
 
   function cacheCssReadsPerTask() {
-    let proto = null;
-    try {
-      proto = window.Bokeh.require("core/visuals/visual").VisualProperties.prototype;
-    } catch (e) {}
-    if (!proto || typeof proto._get_css_value !== "function") {
-      console.warn("bokeh_patch.js: this BokehJS has no VisualProperties._get_css_value; nothing patched");
-      return;
-    }
-    if (proto._get_css_value.cached) {
-      return;
-    }
-    const read = proto._get_css_value;
     let answers = null; // element → (CSS variable → value), for the current task only
-    proto._get_css_value = function (name) {
+    replace("core/visuals/visual", "VisualProperties", "_get_css_value", (read) => function (name) {
       if (answers === null) {
         answers = new Map();
         queueMicrotask(() => { answers = null; });
@@ -215,9 +170,9 @@
         known.set(key, value);
       }
       return value;
-    };
-    proto._get_css_value.cached = true;
+    });
   }
+
   const ready = () => window.Bokeh && window.Bokeh.require;
   if (ready()) {
     install();

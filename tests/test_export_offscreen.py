@@ -99,7 +99,7 @@ def test_css_variable_reads_are_kept_for_the_task(short_page):
           } finally {
             window.getComputedStyle = real;
           }
-          return {cached: proto._get_css_value.cached === true, n};
+          return {cached: proto._get_css_value.patched === true, n};
         }"""
     )
     assert reads == {"cached": True, "n": 1}

@@ -102,7 +102,7 @@ def test_readme_cell_draws_the_explorer_offline(jupyterlab, browser, artifacts):
     )
     handle = page.locator(".jp-OutputArea .x-slider").nth(3 * 3 + 0).locator(".noUi-handle")
     handle.wait_for(timeout=30000)
-    patched = '() => Bokeh.require("core/dom").InlineStyleSheet.prototype._update.skipsUnchanged'
+    patched = '() => Bokeh.require("core/dom").InlineStyleSheet.prototype._update.patched'
     page.wait_for_function(patched)
     doc = "Bokeh.documents.find(d => d.get_model_by_name('steps'))"
 

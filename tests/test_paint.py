@@ -65,9 +65,9 @@ def test_export_paints_a_long_head_as_a_picture_that_follows_the_moves(exported,
     patched = page.evaluate(
         """() => ({
           colorbar: Bokeh.require('models/annotations/color_bar').ColorBarView.prototype
-            ._set_canvas_image.kept,
-          extents: Bokeh.require('models/axes/axis').AxisView.prototype._tick_label_extents.kept,
-          rect: Bokeh.require('models/glyphs/rect').RectView.prototype._paint.skipsEmpty,
+            ._set_canvas_image.patched,
+          extents: Bokeh.require('models/axes/axis').AxisView.prototype._tick_label_extents.patched,
+          rect: Bokeh.require('models/glyphs/rect').RectView.prototype._paint.patched,
           sliders: (() => {
             const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('x-3-0'));
             return getComputedStyle(view.shadow_el.querySelector('.noUi-origin')).willChange;
