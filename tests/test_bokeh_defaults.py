@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from bokeh.document import Document
 from panel.io.state import set_curdoc
@@ -14,7 +15,10 @@ from widgets.explorer import HeadExplorer
 
 def dump(doc) -> str:
     every = {m.id: m.properties_with_values() for m in doc.models}  # every property, defaults included
-    return json.dumps([doc.to_json(), every], sort_keys=True, default=repr)
+    text = json.dumps([doc.to_json(), every], sort_keys=True, default=repr)
+    # an array sent as a binary buffer (the heatmaps' pictures) gets a new buffer id and address at every
+    # serialisation: compare everything but those
+    return re.sub(r"Buffer\(id='[^']*', data=<memory at 0x[0-9a-f]+>\)", "Buffer(…)", text)
 
 
 def test_a_moved_page_serialises_the_same_with_the_cache_as_without():
