@@ -69,6 +69,18 @@ STYLE_WRITES_DURING_A_MOVE = """async (name) => {
 }"""
 
 
+
+def classroom_dry_run(*flags: str) -> str:
+    """What `python -m app.classroom FLAGS --dry-run` prints."""
+    return subprocess.run(
+        [sys.executable, "-m", "app.classroom", *flags, "--dry-run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_FLAGS}

@@ -13,7 +13,6 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -26,7 +25,7 @@ import pytest
 from app import addresses as addr
 from app.classroom import allowed_origins, build_argv, default_origins, origin_env
 from app.teacher_access import COOKIE, TEACHER, get_user
-from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, NGINX, ROOT
+from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, NGINX, classroom_dry_run
 from widgets import qr_code as qr
 from widgets.broadcast import ClassBus
 from widgets.class_link import ClassLink
@@ -70,17 +69,6 @@ def test_own_addresses_are_every_usable_ipv4_and_ipv6_ipv4_first():
     assert addr.student_urls(5006, addr.own_addresses(found), "lab1")[0] == "http://192.168.1.20:5006/"
 
 
-def dry_run_output() -> str:
-    return subprocess.run(
-        [sys.executable, "-m", "app.classroom", "--port", "5399", "--dry-run"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-
-
 def png(modules: list[list[bool]], scale: int = 6) -> bytes:
     """A greyscale PNG of QR modules (True = dark), standard library only."""
     rows = b"".join(
@@ -105,7 +93,7 @@ def zbar(path: Path) -> list[str]:
 
 @pytest.mark.skipif(ZBARIMG is None, reason="zbarimg (zbar-tools) is not installed")
 def test_the_printed_qr_code_decodes_to_the_printed_address(tmp_path):
-    out = dry_run_output()
+    out = classroom_dry_run("--port", "5399")
     url = re.search(r"Students open: (\S+)", out).group(1)
     assert url.startswith("http://") and ":5399/" in url
     own = addr.own_addresses()
@@ -300,6 +288,18 @@ def set_model(page, name: str, value) -> None:
     page.evaluate("([n, v]) => { Bokeh.documents[0].get_model_by_name(n).value = v; }", [name, value])
 
 
+def send_preset(teacher, students, preset: str) -> HeadState:
+    """The teacher loads `preset` and sends it; every student's page shows its weights. Returns its state."""
+    sent = HeadState()
+    sent.load(preset)
+    set_model(teacher, "preset", preset)
+    teacher.wait_for_selector(f"text={weights_text(sent)}", timeout=20000)
+    teacher.get_by_role("button", name="Send this head to every student").click()
+    for page in students:
+        page.wait_for_selector(f"text={weights_text(sent)}", timeout=20000)
+    return sent
+
+
 class HostRewritingProxy:
     """A reverse proxy that hands the server its own address as the Host (nginx's default,
     `proxy_set_header Host $proxy_host`): the websocket's Origin (the address the student typed) then
@@ -398,14 +398,9 @@ def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(cla
     before = students[0].evaluate("() => location.search")
     teacher.wait_for_selector("text=2 students connected", timeout=30000)
 
-    sent = HeadState()
-    sent.load("exercise-1")
-    set_model(teacher, "preset", "exercise-1")
-    teacher.wait_for_selector(f"text={weights_text(sent)}", timeout=20000)
-    teacher.get_by_role("button", name="Send this head to every student").click()
+    sent = send_preset(teacher, students, "exercise-1")
     for page in students:
         page.wait_for_selector(STUDENT_LINE, timeout=20000)
-        page.wait_for_selector(f"text={weights_text(sent)}", timeout=20000)
     teacher.wait_for_selector("text=2 on the head you sent", timeout=20000)
     teacher.screenshot(path=str(artifacts / "class-teacher-after-send.png"), full_page=False)
     if ZBARIMG:  # the QR code on the teacher's page reads as the address printed under it
@@ -431,13 +426,7 @@ def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(cla
 
     classroom["redis"] = start_redis(classroom["redis_port"])  # and comes back
     teacher.wait_for_selector("text=Link between the server processes: up", timeout=20000)
-    again = HeadState()
-    again.load("tired")
-    set_model(teacher, "preset", "tired")
-    teacher.wait_for_selector(f"text={weights_text(again)}", timeout=20000)
-    teacher.get_by_role("button", name="Send this head to every student").click()
-    for page in students:
-        page.wait_for_selector(f"text={weights_text(again)}", timeout=20000)
+    send_preset(teacher, students, "tired")
     teacher.wait_for_selector("text=2 on the head you sent", timeout=20000)
     for page in [teacher, *students]:
         page.context.close()

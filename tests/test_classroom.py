@@ -7,7 +7,6 @@ import math
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 
 from app.classroom import build_argv, default_origins, normalise_origin, server_env
 from app.run_cluster import render_nginx_conf
-from tests.conftest import NGINX, ROOT, serve
+from tests.conftest import NGINX, classroom_dry_run, serve
 
 
 def flag_values(argv, flag):
@@ -51,26 +50,14 @@ def test_classroom_argv_has_origins_admin_and_session_flags():
         normalise_origin("evil.example/x; rm -rf /", 5006)
 
 
-def dry_run(*flags: str) -> str:
-    """What `python -m app.classroom FLAGS --dry-run` prints."""
-    return subprocess.run(
-        [sys.executable, "-m", "app.classroom", *flags, "--dry-run"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-
-
 def test_classroom_dry_run_prints_command_and_url():
-    out = dry_run("--port", "5399")
+    out = classroom_dry_run("--port", "5399")
     assert "panel serve" in out and "--allow-websocket-origin" in out and ":5399/" in out
     assert "PYTHONMALLOC" not in out
 
 
 def test_return_memory_starts_the_server_on_the_c_allocator():
-    out = dry_run("--return-memory")
+    out = classroom_dry_run("--return-memory")
     assert "Running: PYTHONMALLOC=malloc " in out
     assert server_env(True)["PYTHONMALLOC"] == "malloc"
     assert server_env(False).get("PYTHONMALLOC") == os.environ.get("PYTHONMALLOC")
