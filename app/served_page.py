@@ -61,20 +61,32 @@ TEMPLATE = (
 COMPILED = PANEL_TEMPLATES.from_string(TEMPLATE)
 
 
-def going_further():
-    """The further explorers, each built the first time its tab is opened.
+def going_further() -> pn.Tabs:
+    """The further explorers, each built the first time its tab is opened, then kept.
 
     Nothing of them is made or drawn before that: with their figures on the
     page, every slider move of the head explorer took ~30 ms more browser time
-    (measured), and every session paid for their Bokeh models.
+    (measured), and every session paid for their Bokeh models. Panel's own
+    `dynamic=True` was not used: it swaps a tab's contents for a spacer each
+    time another tab opens, and a quick back-and-forth could leave the open tab
+    holding the spacer, blank (seen in CI; bokeh/bokeh#13372 reports the same).
     """
-    return pn.Tabs(
+    builders = {1: SaturationView, 2: CostView, 3: LabView}
+    tabs = pn.Tabs(
         (TAB_TITLE, pn.pane.Markdown(MORE_INTRO, sizing_mode="stretch_width")),
-        (SATURATION_TITLE, pn.param.ParamFunction(lambda: SaturationView(), lazy=True)),
-        (COST_TITLE, pn.param.ParamFunction(lambda: CostView(), lazy=True)),
-        (LAB_TITLE, pn.param.ParamFunction(lambda: LabView(), lazy=True)),
-        dynamic=True,  # only the open tab is rendered
+        *(
+            (title, pn.pane.Markdown(f"Opening {title}…"))
+            for title in (SATURATION_TITLE, COST_TITLE, LAB_TITLE)
+        ),
     )
+
+    def build(event) -> None:
+        make = builders.pop(event.new, None)
+        if make is not None:
+            tabs[event.new] = (tabs._names[event.new], make())
+
+    tabs.param.watch(build, "active")
+    return tabs
 
 
 class ServedTemplate(pn.Template):

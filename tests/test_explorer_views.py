@@ -301,6 +301,13 @@ def test_served_explorers_in_chromium(page, artifacts, tmp_path):
             assert number in text
         page.wait_for_timeout(500)
         page.screenshot(path=str(artifacts / "cost.png"), full_page=True)
+
+        # A quick back-and-forth across the tabs, faster than the server answers: the tab left open still
+        # shows its explorer (Panel's dynamic tabs could leave it blank, holding a spacer).
+        for title in ("Going further", "Why ÷√d", "Going further", "Long-context cost", "Why ÷√d") * 2:
+            page.locator(".bk-tab", has_text=title).click()
+        readout.wait_for(state="visible", timeout=15000)
+        assert "d = 16" in readout.inner_text()
     assert errors == []
     assert "Traceback" not in log.read_text()
 
