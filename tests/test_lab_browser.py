@@ -17,6 +17,16 @@ STEPS_OVERFLOW = "el => el.scrollWidth - el.clientWidth"
 PAGE_OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
 CELL_WIDTH = "el => el.getBoundingClientRect().width"
 HEIGHT = "el => el.getBoundingClientRect().height"
+# static/lab.js has reserved the lab's room at its present width
+ROOM_MEASURED = "el => el.dataset.roomWidth === String(Math.round(el.getBoundingClientRect().width))"
+# the lab's height without the room reserved for the tallest run
+NATURAL_HEIGHT = """el => {
+  const room = el.style.minHeight;
+  el.style.minHeight = '';
+  const height = el.getBoundingClientRect().height;
+  el.style.minHeight = room;
+  return height;
+}"""
 
 
 def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widths=WIDTHS) -> None:
@@ -56,12 +66,23 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
         assert weights.locator("td").first.evaluate(CELL_WIDTH) >= 39, width  # not squeezed under its number
         steps.screenshot(path=str(artifacts / f"lab-{name}-steps-{width}.png"))
     page.set_viewport_size({"width": 1440, "height": 1000})
-    lab.locator("select.lab-run").select_option("triggers")  # the tallest: 24-row W_Q and W_K
-    page.wait_for_timeout(100)
-    tallest = body.evaluate(HEIGHT)
+    # the room of the tallest shipped run is kept from the start: no run, tall or short, resizes the lab
+    # (nothing below it moves), and the room is the tallest run's, not more
+    runs = lab.locator("select.lab-run option").evaluate_all("os => os.map(o => o.value)")
+    page.wait_for_function(ROOM_MEASURED, arg=body.element_handle())  # in an idle moment after the resize
+    reserved = body.evaluate(HEIGHT)
+    heights = {}
+    for run in runs:
+        lab.locator("select.lab-run").select_option(run)
+        heights[run] = body.evaluate(HEIGHT)
+    assert set(heights.values()) == {reserved}, heights
+    natural = {}
+    for run in runs:  # each run's own height, without the reserved room
+        lab.locator("select.lab-run").select_option(run)
+        natural[run] = body.evaluate(NATURAL_HEIGHT)
+    assert abs(max(natural.values()) - reserved) <= 1, natural
     lab.locator("select.lab-run").select_option("no-scale")
-    page.wait_for_timeout(100)
-    assert body.evaluate(HEIGHT) == tallest  # a shorter run keeps the room: nothing below it moves
+    assert natural["no-scale"] < reserved  # a short run: room below it, the same as on the first screen
     assert not lab.locator('table[data-name="W_Q"]').is_visible()
     page.screenshot(path=str(artifacts / f"lab-{name}-no-scale.png"), full_page=True)
 
