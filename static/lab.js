@@ -338,7 +338,8 @@
       let width = 0, waiting = false;
       new ResizeObserver((entries) => {
         const w = Math.round(entries[entries.length - 1].contentRect.width);
-        if (w === width) return; // a height change (the room just reserved): nothing to measure
+        // a height change (the room just reserved), or the lab hidden (a closed tab): nothing to measure
+        if (w === width || w === 0) return;
         width = w;
         if (!waiting) {
           waiting = true;
