@@ -84,7 +84,7 @@ class BlendPlot:
             Text(
                 x="x",
                 y="y",
-                # the names widgets.viewdata.named_values picks (all of them up to 12 tokens)
+                # the names widgets.viewdata.named_values picks (every one up to NUMBERS_UP_TO tokens)
                 text={"field": "named"},
                 # each label's side of its point (widgets.viewdata.label_sides), computed with the data:
                 # a transform here ran (and compiled) JavaScript on every move
