@@ -56,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
 EXPLORER_JS = ROOT / "static" / "explorer.js"
 EXPLORER_PAGE_JS = ROOT / "static" / "explorer_page.js"
+WHEN_BOKEH_JS = ROOT / "static" / "when_bokeh.js"
 BOKEH_PATCH_JS = ROOT / "static" / "bokeh_patch.js"
 A11Y_JS = ROOT / "static" / "a11y.js"
 A11Y_CSS = ROOT / "static" / "a11y.css"
@@ -322,7 +323,7 @@ def head_scripts(extra: list[str] | tuple[str, ...] = ()) -> str:
     focus rings), then the further parts' scripts (`extra`, as text)."""
     css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
     style = [f"<style>{css}</style>"] if css.strip() else []
-    scripts = [BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS]
+    scripts = [WHEN_BOKEH_JS, BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS]
     for path in scripts:
         if not path.exists():
             raise SystemExit(f"{path} is missing: the export needs it")

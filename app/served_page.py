@@ -27,6 +27,7 @@ TEMPLATE = (
     + (ROOT / "static" / "page.css").read_text()
     + (ROOT / "static" / "a11y.css").read_text()
     + """</style><script>"""
+    + (ROOT / "static" / "when_bokeh.js").read_text()  # the loader of the two that follow
     + (ROOT / "static" / "bokeh_patch.js").read_text()
     + "</script><script>"
     + (ROOT / "static" / "send_latest.js").read_text()  # issue 13: one property change in flight

@@ -7,13 +7,19 @@ another run is picked, same end point). Both pages' labs are static/lab.js; serv
 The medians' ratios B/A and C/A are the result (target ≤ 1.25). Writes bench/RESULTS-lab.md's table rows
 to stdout.
 
-    python bench/bench_lab.py [--rounds 3] [--moves 20]
+With `--baseline DIR` (another checkout, e.g. `git archive be66a92 | tar -x -C DIR`), that checkout's export
+and served page are measured too, in the same browser, the four pages' rounds interleaved: a change to the
+lab is judged against what it replaced, at the same moment's load.
+
+    python bench/bench_lab.py [--rounds 3] [--moves 20] [--baseline DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,8 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from app.export import export  # noqa: E402
-from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, serve  # noqa: E402
+from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, serve  # noqa: E402
 
 # The main head: its token slider moves; the clock stops at the first frame after its weights changed.
 MOVES_JS = """
@@ -112,13 +117,21 @@ def open_served_lab(browser, base: str):
     return page, opened
 
 
-def rounds(page, n_rounds: int, moves: int) -> dict:
-    out = {"main head": [], "lab snapshot": [], "lab run": []}
+def rounds(page, n_rounds: int, moves: int, out: dict | None = None) -> dict:
+    out = out if out is not None else {"main head": [], "lab snapshot": [], "lab run": []}
     for _ in range(n_rounds):
         page.evaluate(TO_TOP)
         out["main head"] += page.evaluate(MOVES_JS, moves)
         out["lab snapshot"] += page.evaluate(LAB_JS, [moves, "snapshot", RUNS])
         out["lab run"] += page.evaluate(LAB_JS, [moves, "run", RUNS])
+    return out
+
+
+def export_of(root: Path, out: Path) -> Path:
+    """The static export as the checkout at ROOT makes it (run there, so its own code is what exports)."""
+    code = (f"import sys; sys.path.insert(0, {str(root)!r}); "
+            f"from app.export import export; export({str(out)!r})")
+    subprocess.run([sys.executable, "-c", code], cwd=root, check=True, capture_output=True)
     return out
 
 
@@ -135,23 +148,36 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--moves", type=int, default=20)
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure beside this one")
     args = parser.parse_args(argv)
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}")
     lines = ["| page | what moves | moves | median ms | ÷ main head |", "| --- | --- | --- | --- | --- |"]
-    with sync_playwright() as p, tempfile.TemporaryDirectory() as tmp:
+    roots = {"": ROOT}
+    if args.baseline:
+        roots = {"": ROOT, f" ({args.baseline.name})": args.baseline.resolve()}
+    with sync_playwright() as p, tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport=VIEWPORT)
-        out = export(Path(tmp) / "explorer.html")
-        page.goto(out.as_uri())
-        page.wait_for_selector("#training-lab table[data-name=weights]")
-        lines += report("export", rounds(page, args.rounds, args.moves))
-        page.close()
-        with serve("app/main.py") as base:
-            page, opened = open_served_lab(browser, base)
-            lines += report("served", rounds(page, args.rounds, args.moves))
+        pages, opened = {}, {}
+        for tag, root in roots.items():
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(export_of(root, Path(tmp) / f"explorer{len(pages)}.html").as_uri())
+            page.wait_for_selector("#training-lab table[data-name=weights]")
+            pages["export" + tag] = page
+            base = stack.enter_context(serve(str(root / "app" / "main.py")))
+            pages["served" + tag], opened["served" + tag] = open_served_lab(browser, base)
+        times = {where: None for where in pages}
+        for _ in range(args.rounds):  # every page's round before any page's next
+            for where, page in pages.items():
+                # the page measured is the one in front: in one headless browser a page behind another got
+                # its frames later (the first page opened measured ~2× slower, whichever checkout it was)
+                page.bring_to_front()
+                times[where] = rounds(page, 1, args.moves, times[where])
+        for where in sorted(pages):
+            lines += report(where, times[where])
         browser.close()
     print("\n".join(lines))
-    print(f"served: the lab's tab opened (click to its first table) in {opened:.0f} ms")
+    for where, ms in opened.items():
+        print(f"{where}: the lab's tab opened (click to its first table) in {ms:.0f} ms")
     print(f"load average after: {Path('/proc/loadavg').read_text().strip()}")
     return 0
 

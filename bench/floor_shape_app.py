@@ -113,7 +113,7 @@ def page(doc) -> None:
     doc.add_root(column(slider, row(*figs[:2], scatter), row(*figs[2:])))
     doc.add_root(text)
     doc.title = "same-shape floor"
-    patch = (ROOT / "static" / "bokeh_patch.js").read_text()
+    patch = "\n".join((ROOT / "static" / f).read_text() for f in ("when_bokeh.js", "bokeh_patch.js"))
     doc.template = "{% block postamble %}<script>" + patch + "</script>{% endblock %}"
 
 

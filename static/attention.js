@@ -500,8 +500,9 @@
     const w = head.weights[i];
     const strength = w.map((v) => Math.min(Math.max(Math.abs(v), 0), 1));
     const [hx, hy] = convexHull(vx, vy);
+    const texts = w.map((v) => fmt(v));
     return {
-      values: { x: vx, y: vy, label: labels.slice(), weight: w.slice(), text: w.map((v) => fmt(v)) },
+      values: { x: vx, y: vy, label: labels.slice(), named: namedValues(labels, texts, i), weight: w.slice(), text: texts },
       hull: { x: hx, y: hy },
       output: { x: [ox], y: [oy], label: [`output of ${labels[i]}`], text: [fmtVector(out)] },
       links: {
@@ -525,6 +526,17 @@
   }
 
   const LABEL_GAP = 8; // widgets/viewdata.py
+  const BLEND_NAMED_TOP = 3; // as widgets.viewdata (tests/test_parity.py holds them equal)
+
+  /** widgets.viewdata.named_values: every value's name up to NUMBERS_UP_TO tokens; past that the query's and
+   * those of the BLEND_NAMED_TOP largest weights as shown (a tie to the earlier token; none shown as 0). */
+  function namedValues(labels, texts, i) {
+    if (labels.length <= NUMBERS_UP_TO) return labels.slice();
+    const shown = texts.map((t) => Math.abs(Number(t)));
+    const ranked = shown.map((_, k) => k).filter((k) => shown[k] !== 0).sort((a, b) => shown[b] - shown[a] || a - b);
+    const named = new Set(ranked.slice(0, BLEND_NAMED_TOP).concat([i]));
+    return labels.map((label, k) => (named.has(k) ? label : ''));
+  }
 
   /** widgets.viewdata.label_sides: each value's label on the side of its point facing the plot's middle. */
   function labelSides(xs, bounds) {

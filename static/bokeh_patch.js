@@ -1,4 +1,5 @@
-// Two fixes to BokehJS 3.9, loaded by the served page, the static export and the notebook explorer.
+// Fixes to BokehJS 3.9, loaded by the served page, the static export and the notebook explorer, each
+// after static/when_bokeh.js.
 //
 // 1. On every repaint BokehJS writes each renderer's position into that renderer's <style> element
 // (update_position → InlineStyleSheet.replace), even when the CSS is the same as before. Each write
@@ -173,21 +174,5 @@
     });
   }
 
-  const ready = () => window.Bokeh && window.Bokeh.require;
-  if (ready()) {
-    install();
-  } else if (document.readyState === "loading") {
-    // BokehJS comes later in the page; documents are rendered on DOMContentLoaded, after this
-    document.addEventListener("DOMContentLoaded", install, { once: true });
-  } else {  // a notebook: an output of the same cell is still loading BokehJS
-    const started = Date.now();
-    const wait = setInterval(() => {
-      if (ready()) {
-        clearInterval(wait);
-        install();
-      } else if (Date.now() - started > 60000) {
-        clearInterval(wait);
-      }
-    }, 50);
-  }
+  whenBokeh(install); // static/when_bokeh.js
 })();

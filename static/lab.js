@@ -307,21 +307,43 @@
         const width = Math.round(entries[entries.length - 1].contentRect.width);
         if (width !== chartWidth) { chartWidth = width; drawChart(); }
       }).observe(chartBox);
-      // The lab keeps the tallest height it has had at this width: a shorter run leaves room below it
-      // rather than pull the page up under the reader, and once every shape has been seen a run switch
-      // no longer resizes the box around the lab (served: BokehJS's layout of the tabs and page reacts to
-      // each change of its component's size; bench/RESULTS-lab.md).
-      let tallest = 0, width = 0;
+    }
+
+    // Room for the tallest shipped run, reserved once per width. The runs are all known here (lab.order), and
+    // their heights differ (W_Q is 8, 16 or 24 rows; layer 0 shown or not; longer or shorter findings), so
+    // each is drawn once, in one task (nothing is painted in between), its height read, and the lab's
+    // `min-height` set to the largest before the chosen run is drawn back. A switch then never changes the
+    // lab's size: nothing below it moves and, served, BokehJS's layout of the page, which reacts to each
+    // change of its component's size, is not redone (bench/RESULTS-lab.md). The room below a short run is
+    // the same from the first screen on, not whatever the tallest run seen so far left behind.
+    // Drawing every run costs ~150 ms on this machine, so it waits for an idle moment (once per new width,
+    // however many widths a resize passes through) rather than hold up the page's first paint.
+    function reserveTallest() {
+      const chosen = Object.assign({}, state);
+      container.style.minHeight = '';
+      let tallest = 0;
+      lab.order.forEach((name) => {
+        Object.assign(state, { run: name, k: -1, i: -1 });
+        draw(true);
+        tallest = Math.max(tallest, container.getBoundingClientRect().height);
+      });
+      Object.assign(state, chosen);
+      draw(true);
+      container.style.minHeight = `${Math.ceil(tallest)}px`;
+      container.dataset.roomWidth = String(Math.round(container.getBoundingClientRect().width)); // for tests
+    }
+    if (typeof ResizeObserver !== 'undefined') {
+      const whenIdle = typeof requestIdleCallback === 'function'
+        ? (f) => requestIdleCallback(f, { timeout: 1000 }) : (f) => setTimeout(f, 0);
+      let width = 0, waiting = false;
       new ResizeObserver((entries) => {
-        const box = entries[entries.length - 1].contentRect;
-        if (Math.round(box.width) !== width) { // another width, another layout: measured afresh (once)
-          width = Math.round(box.width);
-          container.style.minHeight = '';
-          tallest = Math.ceil(container.getBoundingClientRect().height);
-          container.style.minHeight = `${tallest}px`;
-        } else if (box.height > tallest + 0.5) {
-          tallest = Math.ceil(box.height);
-          container.style.minHeight = `${tallest}px`;
+        const w = Math.round(entries[entries.length - 1].contentRect.width);
+        // a height change (the room just reserved), or the lab hidden (a closed tab): nothing to measure
+        if (w === width || w === 0) return;
+        width = w;
+        if (!waiting) {
+          waiting = true;
+          whenIdle(() => { waiting = false; reserveTallest(); });
         }
       }).observe(container);
     }

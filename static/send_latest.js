@@ -109,10 +109,5 @@
     };
   }
 
-  const ready = () => window.Bokeh && window.Bokeh.require;
-  if (ready()) {
-    install();
-  } else {  // BokehJS comes later in the page; the session is made after DOMContentLoaded
-    document.addEventListener("DOMContentLoaded", install, {once: true});
-  }
+  whenBokeh(install); // static/when_bokeh.js: BokehJS comes later in the page
 })();

@@ -49,6 +49,17 @@ def test_every_option_has_one_row_and_every_consumer_reads_it():
         state.reset()
 
 
+def test_headstate_has_a_parameter_per_switch_made_from_its_row():
+    for s in SWITCHES:
+        p = HeadState.param[s.name]
+        assert p.default == s.default and p.doc == s.label
+        kind = {"toggle": "Boolean", "choice": "Selector", "number": "Number"}[s.kind]
+        assert type(p).__name__ == kind, s.name
+        if s.kind == "choice":
+            assert p.objects == list(s.choices)
+    assert HeadState().temperature == Options().temperature
+
+
 @pytest.mark.parametrize("s", SWITCHES, ids=lambda s: s.name)
 def test_every_switch_has_a_command_line_flag(s):
     if s.kind == "toggle":

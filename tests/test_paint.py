@@ -10,7 +10,7 @@ from tests.test_export import open_page
 from tests.test_export_offscreen import exported  # noqa: F401  (the module's export, made once)
 from widgets.matrix_plot import MIN_LABEL_PX, MatrixPlot, every_kth
 from widgets.state import HeadState
-from widgets.viewdata import matrix_cells, view_data
+from widgets.viewdata import BLEND_NAMED_TOP, matrix_cells, view_data
 
 TOKENS = [f"t{k}" for k in range(14)]  # more than NUMBERS_UP_TO: no numbers, so a picture
 X = np.round(np.random.default_rng(5).uniform(-1, 1, size=(len(TOKENS), 3)), 2)
@@ -95,4 +95,37 @@ def test_export_paints_a_long_head_as_a_picture_that_follows_the_moves(exported,
     page.evaluate("() => HeadExplorerPage.pages[0].dispatch({do: 'preset', name: 'chapter'})")
     page.wait_for_timeout(100)
     assert page.evaluate(PICTURE_AND_CELLS)["visible"] is False
+    net.check()
+
+
+BLEND_NAMES = """() => {
+  const doc = Bokeh.documents[0];
+  const values = doc.get_model_by_name('blend-values');
+  const col = (s, k) => Array.from(s.data instanceof Map ? s.data.get(k) : s.data[k]);
+  const text = [...doc.all_models].find(m => m.data_source === values && m.glyph.type === 'Text');
+  return {painted: text.glyph.text.field, named: col(values, 'named'), label: col(values, 'label')};
+}"""
+
+
+def test_export_blend_at_64_tokens_names_the_query_and_its_largest_weights(
+    exported, context, page, artifacts  # noqa: F811
+):
+    """Past 12 tokens the export's blend writes only the names widgets.viewdata.named_values picks."""
+    T = 64
+    X64 = np.round(np.random.default_rng(3).uniform(-1, 1, size=(T, 3)), 2)
+    tokens = [f"t{k}" for k in range(T)]
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    X_param = ";".join(",".join(map(str, r)) for r in X64)
+    params = {"preset": "custom", "tokens": ",".join(tokens), "X": X_param, "query": "t63"}
+    page.evaluate("(params) => HeadExplorerPage.pages[0].dispatch({do: 'link', params})", params)
+    state = HeadState(tokens=tokens, X=X64, query=T - 1)
+    expected = view_data(state.head, state.query, state.labels)["blend"]["values"]["named"]
+    page.wait_for_function(f"() => ({BLEND_NAMES})().label.length === {T}")
+    shown = page.evaluate(BLEND_NAMES)
+    assert shown["painted"] == "named" and shown["named"] == expected
+    named = [name for name in expected if name]
+    assert "t63" in named and 2 <= len(named) <= BLEND_NAMED_TOP + 1, named
+    blend = page.evaluate("() => Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('blend')).el"
+                          ".getBoundingClientRect().toJSON()")
+    page.screenshot(path=str(artifacts / "blend-64.png"), clip=blend)
     net.check()

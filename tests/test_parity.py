@@ -20,7 +20,7 @@ from core.attention import AttentionError, attend
 from core.presets import CHAPTER, PRESETS
 from core.trace import fmt, trace
 from tests.node_batch import NODE, run_node
-from widgets.viewdata import NUMBERS_UP_TO, view_data
+from widgets.viewdata import BLEND_NAMED_TOP, NUMBERS_UP_TO, view_data
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS port cannot be run")
 
@@ -244,6 +244,34 @@ def test_large_matrices_leave_cell_text_empty(random_batch):
             assert empty == (max(T, cols) > NUMBERS_UP_TO), (name, T, d)
             seen.add(empty)
     assert seen == {True, False}
+
+
+def test_past_twelve_tokens_the_blend_names_the_query_and_its_largest_weights():
+    """At T = 64 the blend plot names the query's value and the BLEND_NAMED_TOP values weighed most, in
+    both pages; at NUMBERS_UP_TO tokens it names every one. The JS rule's constant is Python's."""
+    declared = re.search(r"const BLEND_NAMED_TOP = (\d+);", (ROOT / "static" / "attention.js").read_text())
+    assert declared and int(declared.group(1)) == BLEND_NAMED_TOP
+    rng = np.random.default_rng(64)
+    cases = []
+    for T, causal, i in ((64, True, 40), (64, False, 3), (64, True, 0), (NUMBERS_UP_TO, True, 5)):
+        X, W = rng.normal(size=(T, 3)) * 2, rng.normal(size=(3, 3, 2))
+        cases.append({"X": X.tolist(), "W_Q": W[0].tolist(), "W_K": W[1].tolist(), "W_V": W[2].tolist(),
+                      "options": {"causal": causal}, "i": i, "labels": [f"t{k}" for k in range(T)]})
+    results = run_js(cases)["cases"]
+    for case, js in zip(cases, results):
+        head = attend(case["X"], case["W_Q"], case["W_K"], case["W_V"], **case["options"])
+        values = view_data(head, case["i"], case["labels"])["blend"]["values"]
+        assert js["view"]["blend"]["values"]["named"] == values["named"]
+        T, i = len(case["labels"]), case["i"]
+        if T <= NUMBERS_UP_TO:
+            assert values["named"] == case["labels"]
+            continue
+        weights = np.abs(head.weights[i])
+        largest = [k for k in np.argsort(-weights, kind="stable")[:BLEND_NAMED_TOP] if weights[k] > 0.005]
+        named = {k for k, name in enumerate(values["named"]) if name}
+        assert named == {i, *largest}, (named, i, largest)
+        assert all(values["named"][k] == values["label"][k] for k in named)
+    assert [sum(1 for n in js["view"]["blend"]["values"]["named"] if n) for js in results] == [4, 4, 1, 12]
 
 
 def test_checks_count_the_masked_keys(random_batch):

@@ -84,7 +84,8 @@ class BlendPlot:
             Text(
                 x="x",
                 y="y",
-                text={"field": "label"},
+                # the names widgets.viewdata.named_values picks (every one up to NUMBERS_UP_TO tokens)
+                text={"field": "named"},
                 # each label's side of its point (widgets.viewdata.label_sides), computed with the data:
                 # a transform here ran (and compiled) JavaScript on every move
                 text_align={"field": "align"},

@@ -31,7 +31,9 @@ from widgets.viewdata import view_data
 
 log = logging.getLogger(__name__)
 
-BOKEH_PATCH_JS = Path(__file__).resolve().parents[1] / "static" / "bokeh_patch.js"
+STATIC = Path(__file__).resolve().parents[1] / "static"
+# static/bokeh_patch.js with the loader it installs through (static/when_bokeh.js)
+BOKEH_PATCH = [STATIC / "when_bokeh.js", STATIC / "bokeh_patch.js"]
 
 
 class HeadExplorer(pn.viewable.Viewer):
@@ -277,7 +279,7 @@ class HeadExplorer(pn.viewable.Viewer):
         from IPython.display import publish_display_data
         from panel.io.notebook import LOAD_MIME
 
-        patch = BOKEH_PATCH_JS.read_text()
+        patch = "\n".join(path.read_text() for path in BOKEH_PATCH)
         publish_display_data({"application/javascript": patch, LOAD_MIME: patch})
         return super()._repr_mimebundle_(include, exclude)
 

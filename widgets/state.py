@@ -110,16 +110,22 @@ def preset_changes(preset: Preset) -> dict:
     )
 
 
-class HeadState(Refusing):
-    """One head's inputs, the query being inspected, and the resulting Head."""
+# One parameter per option (scaling, causal, tied_qk, normaliser, x_scale, temperature), each made from its
+# row of core.options.SWITCHES: HeadState inherits them, so a new switch needs no line in this file.
+SwitchParams = param.parameterized_class(
+    "SwitchParams", {name: _option_param(name) for name in OPTION_NAMES}, bases=Refusing
+)
+
+
+class HeadState(SwitchParams):
+    """One head's inputs, the query being inspected, the resulting Head, and (from SwitchParams) the
+    head's switches."""
 
     tokens = param.List(default=list(PRESETS["chapter"].tokens), item_type=str)
     X = param.Array(default=np.array(PRESETS["chapter"].X))
     W_Q = param.Array(default=np.array(PRESETS["chapter"].W_Q))
     W_K = param.Array(default=np.array(PRESETS["chapter"].W_K))
     W_V = param.Array(default=np.array(PRESETS["chapter"].W_V))
-    # One parameter per option (scaling, causal, tied_qk, normaliser, x_scale, temperature), from the table.
-    locals().update({name: _option_param(name) for name in OPTION_NAMES})
     query = param.Integer(default=3, bounds=(0, None), doc="Index of the token being inspected")
     dims = param.List(default=[0, 1], item_type=int, doc="The two value coordinates the blend plot shows")
     preset = param.String(default="chapter", doc="The preset last loaded, or '' once edited")

@@ -26,6 +26,9 @@ VECTOR = re.compile(r"\[[^\[\]]*\]")
 LABEL_GAP = 8.0
 # Above this many rows or columns a cell is too small for its number: the text is left empty.
 NUMBERS_UP_TO = 12
+# Past NUMBERS_UP_TO tokens the blend plot names only the query's value and the BLEND_NAMED_TOP values the
+# query weighs most (64 names would cover each other and the points); every point keeps its name in the hover.
+BLEND_NAMED_TOP = 3
 
 
 def shows_numbers(rows: int, cols: int) -> bool:
@@ -190,13 +193,15 @@ def blend(head: Head, i: int, labels, dims=(0, 1)) -> dict:
     w = head.weights[i]
     strength = np.clip(np.abs(w), 0.0, 1.0)
     hx, hy = convex_hull(vx, vy)
+    texts = [fmt(v) for v in w]
     return {
         "values": {
             "x": vx.tolist(),
             "y": vy.tolist(),
             "label": [str(k) for k in labels],
+            "named": named_values(labels, texts, i),
             "weight": w.tolist(),
-            "text": [fmt(v) for v in w],
+            "text": texts,
         },
         "hull": {"x": hx, "y": hy},
         "output": {"x": [ox], "y": [oy], "label": [f"output of {labels[i]}"], "text": [fmt_vector(out)]},
@@ -220,6 +225,19 @@ def blend_bounds(data: dict, margin: float = 0.15) -> tuple[float, float, float,
     span = max(x1 - x0, y1 - y0, 1.0)
     pad = margin * span
     return x0 - pad, x1 + pad, y0 - pad, y1 + pad
+
+
+def named_values(labels, weight_texts, i: int) -> list[str]:
+    """The names the blend plot writes beside its value points ('' for a point left unnamed): every token's
+    up to NUMBERS_UP_TO tokens; past that the query's, and the BLEND_NAMED_TOP largest weights (in size,
+    as shown: two decimals, so the JS page ranks the very same numbers; a tie goes to the earlier token;
+    a weight shown as 0 is not among them)."""
+    if len(labels) <= NUMBERS_UP_TO:
+        return [str(k) for k in labels]
+    shown = [abs(float(t)) for t in weight_texts]
+    ranked = sorted((k for k, w in enumerate(shown) if w != 0), key=lambda k: (-shown[k], k))
+    named = set(ranked[:BLEND_NAMED_TOP]) | {i}
+    return [str(label) if k in named else "" for k, label in enumerate(labels)]
 
 
 def label_sides(xs, bounds) -> dict:
