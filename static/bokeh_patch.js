@@ -32,6 +32,18 @@
 // browser spent ~60 ms a move assigning and committing those layers (Chromium trace: Layerize and
 // Commit), though only the slider being dragged moves. Without the hint a moved handle is repainted
 // instead, a few pixels.
+//
+// 7. Each renderer keeps up to five copies of its glyph besides the glyph itself (decimated, selection,
+// non-selection, hover, muted), and BokehJS works out the visuals (colours, fonts, text boxes and their
+// sizes) of all six at every data change: a quarter of a slider move's script in the static export,
+// where no figure has a selection, a hover glyph, a muted renderer or a decimated draw. The copies'
+// visuals are now worked out when a paint needs one of them (something selected, inspected with a hover
+// glyph, muted, or a level-of-detail draw during a pan or zoom) and otherwise a moment after the data
+// stop changing; so are their data (each copy's columns, taken from the glyph's) and their mapping to
+// screen coordinates, made again at every paint. A legend draws the glyph itself.
+//
+// 8. Every axis asks its figure for the base font size (getComputedStyle of the figure's element) several
+// times a repaint; within one task the answer cannot change, so it is kept until the task ends.
 (function patchBokeh() {
   function install() {
     skipUnchangedStyleSheets();
@@ -40,6 +52,123 @@
     keepTickLabelExtents();
     skipEmptyRects();
     slidersWithoutOwnLayers();
+    glyphCopiesWhenNeeded();
+    baseFontSizePerTask();
+  }
+
+  // how long after a renderer's last data change its glyph copies are brought up to date (patch 7)
+  const COPIES_AFTER_MS = 250;
+
+  function glyphCopiesWhenNeeded() {
+    const module = "models/renderers/glyph_renderer";
+    let Indices = null;
+    try {
+      Indices = window.Bokeh.require("core/types").Indices;
+    } catch (e) {}
+    if (typeof Indices !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no core/types Indices; glyph copies not patched");
+      return;
+    }
+    // BokehJS's GlyphRendererView.set_data with the glyph alone; the copies are marked out of date
+    replace(module, "GlyphRendererView", "set_data", () => async function (indices) {
+      const source = this.model.data_source;
+      this.all_indices = this.model.view.indices;
+      await this.glyph.set_data(source, this.all_indices, indices);
+      await this.set_visuals();
+      this._update_masked_indices();
+      const { lod_factor } = this.plot_model;
+      const n = this.all_indices.count;
+      this.decimated = new Indices(n);
+      for (let i = 0; i < n; i += lod_factor) {
+        this.decimated.set(i);
+      }
+      this.plot_view.invalidate_dataranges = true;
+    });
+    replace(module, "GlyphRendererView", "set_visuals", () => async function () {
+      const source = this.model.data_source;
+      this.glyph.set_visuals(source, this.all_indices);
+      this.glyph.after_visuals();
+      await this.glyph.after_lazy_visuals();
+      copiesOutOfDate(this);
+    });
+    replace(module, "GlyphRendererView", "map_data", (map) => function () {
+      if (plainDraw(this)) {
+        this.glyph.map_data();
+      } else {
+        map.call(this);
+      }
+    });
+    replace(module, "GlyphRendererView", "_paint", (paint) => function (ctx) {
+      if (this._copies_stale && !plainDraw(this)) {
+        // their data and visuals are made now; what BokehJS makes later (math labels' boxes) repaints
+        bringCopies(this).then(() => this.request_paint());
+      }
+      return paint.call(this, ctx);
+    });
+    replace(module, "GlyphRendererView", "remove", (remove) => function () {
+      clearTimeout(this._copies_timer);
+      this._copies_stale = false;
+      return remove.call(this);
+    });
+  }
+
+  function copiesOutOfDate(view) {
+    view._copies_stale = true;
+    clearTimeout(view._copies_timer);
+    view._copies_timer = setTimeout(() => bringCopies(view), COPIES_AFTER_MS);
+  }
+
+  // The copies' data and visuals, as BokehJS's set_data and set_visuals make them. Each step that BokehJS
+  // does not defer is done before this returns.
+  function bringCopies(view) {
+    if (!view._copies_stale) return Promise.resolve();
+    view._copies_stale = false;
+    clearTimeout(view._copies_timer);
+    const source = view.model.data_source;
+    const copies = [view.decimated_glyph, view.selection_glyph, view.nonselection_glyph, view.hover_glyph,
+      view.muted_glyph].filter((glyph) => glyph != null);
+    const lazy = copies.map((glyph) => glyph.set_data(source, view.all_indices, null));
+    for (const glyph of copies) {
+      glyph.set_visuals(source, view.all_indices);
+      glyph.after_visuals();
+      lazy.push(glyph.after_lazy_visuals());
+    }
+    return Promise.all(lazy);
+  }
+
+  // A paint that draws the glyph alone (GlyphRendererView._paint: nothing selected, nothing inspected with
+  // a hover glyph, not muted, not a level-of-detail draw).
+  function plainDraw(view) {
+    const { selected, inspected } = view.model.data_source;
+    const doc = view.model.document;
+    const interactive = doc != null && typeof doc.interactive_duration === "function" &&
+      doc.interactive_duration() > 0;
+    return selected.is_empty() && (view.hover_glyph == null || inspected.is_empty()) && !view.model.muted &&
+      !interactive;
+  }
+
+  function baseFontSizePerTask() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.require("models/plots/plot_canvas").PlotView.prototype;
+    } catch (e) {}
+    const read = proto && Object.getOwnPropertyDescriptor(proto, "base_font_size");
+    if (!read || typeof read.get !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no PlotView.base_font_size; nothing patched");
+      return;
+    }
+    if (read.get.patched) return;
+    let answers = null; // plot view → its base font size, for the current task only
+    const get = function () {
+      if (answers === null) {
+        answers = new Map();
+        queueMicrotask(() => { answers = null; });
+      }
+      if (!answers.has(this)) answers.set(this, read.get.call(this));
+      return answers.get(this);
+    };
+    get.patched = true;
+    Object.defineProperty(proto, "base_font_size", { ...read, get });
   }
 
   function slidersWithoutOwnLayers() {
