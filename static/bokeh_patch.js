@@ -42,7 +42,14 @@
 // stop changing; so are their data (each copy's columns, taken from the glyph's) and their mapping to
 // screen coordinates, made again at every paint. A legend draws the glyph itself.
 //
-// 8. Every axis asks its figure for the base font size (getComputedStyle of the figure's element) several
+// 8. At every repaint each axis draws its rule, ticks and every tick label again (text measured and
+// filled label by label), though from move to move nothing of it changes: the largest single part of
+// the figures' repaint in the static export. Each axis now keeps a picture of what it drew, and draws
+// that picture while its model, ticker, formatter, ranges, place on the canvas, font size and the
+// canvas's scale are the same. An axis whose labels are math, with a hatched background, clipped, or
+// drawn to anything but a canvas (SVG output) is drawn as before.
+//
+// 9. Every axis asks its figure for the base font size (getComputedStyle of the figure's element) several
 // times a repaint; within one task the answer cannot change, so it is kept until the task ends.
 (function patchBokeh() {
   function install() {
@@ -54,6 +61,75 @@
     slidersWithoutOwnLayers();
     glyphCopiesWhenNeeded();
     baseFontSizePerTask();
+    keepAxisPictures();
+  }
+
+  function keepAxisPictures() {
+    let MathTextView = null;
+    try {
+      MathTextView = window.Bokeh.require("models/text/math_text").MathTextView;
+    } catch (e) {}
+    if (typeof MathTextView !== "function" || typeof CanvasRenderingContext2D !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no MathTextView; axes not patched");
+      return;
+    }
+    replace("models/axes/axis", "AxisView", "_paint", (paint) => function (ctx) {
+      const canvas = ctx.canvas;
+      const labels = [this._axis_label_view, ...this._major_label_views.values()];
+      if (!(ctx instanceof CanvasRenderingContext2D) || this.needs_clip || this.visuals.background_hatch.doit ||
+          labels.some((view) => view instanceof MathTextView)) {
+        paint.call(this, ctx);
+        return;
+      }
+      watchAxis(this);
+      const m = this.model;
+      const t = ctx.getTransform();
+      const [range, crossRange] = this.ranges;
+      const box = this.bbox;
+      const frame = this.plot_view.frame.bbox;
+      const key = JSON.stringify([this._axis_version, t.a, t.b, t.c, t.d, t.e, t.f, canvas.width, canvas.height,
+        box.x, box.y, box.width, box.height, frame.x, frame.y, frame.width, frame.height, range.start, range.end,
+        crossRange.start, crossRange.end, this.loc, this.plot_view.base_font_size]);
+      const refs = [m.ticker, m.formatter, m.major_label_overrides, ...labels];
+      let kept = this._axis_picture;
+      const same = kept && kept.key === key && kept.refs.length === refs.length &&
+        kept.refs.every((ref, k) => ref === refs[k]);
+      if (!same) {
+        if (!kept || kept.canvas.width !== canvas.width || kept.canvas.height !== canvas.height) {
+          const picture = document.createElement("canvas");
+          picture.width = canvas.width;
+          picture.height = canvas.height;
+          kept = { canvas: picture, ctx: picture.getContext("2d") };
+        }
+        const p = kept.ctx;
+        p.setTransform(1, 0, 0, 1, 0, 0);
+        p.clearRect(0, 0, canvas.width, canvas.height);
+        p.setTransform(t);
+        paint.call(this, p);
+        kept.key = key;
+        kept.refs = refs;
+        this._axis_picture = kept;
+      }
+      ctx.save();
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.globalAlpha = 1;
+      ctx.globalCompositeOperation = "source-over";
+      ctx.drawImage(kept.canvas, 0, 0);
+      ctx.restore();
+    });
+  }
+
+  // A count of the changes to an axis, its ticker and its formatter (whichever models they are now).
+  function watchAxis(view) {
+    if (view._axis_version === undefined) {
+      view._axis_version = 0;
+      view._axis_watched = new Set();
+    }
+    for (const model of [view.model, view.model.ticker, view.model.formatter]) {
+      if (view._axis_watched.has(model)) continue;
+      view._axis_watched.add(model);
+      view.connect(model.change, () => { view._axis_version += 1; });
+    }
   }
 
   // how long after a renderer's last data change its glyph copies are brought up to date (patch 7)
