@@ -47,7 +47,8 @@
 // the figures' repaint in the static export. Each axis now keeps a picture of what it drew, and draws
 // that picture while its model, ticker, formatter, ranges, place on the canvas, font size and the
 // canvas's scale are the same. An axis whose labels are math, with a hatched background, clipped, or
-// drawn to anything but a canvas (SVG output) is drawn as before.
+// drawn to anything but a canvas (SVG output) is drawn as before. The axis label's extent, measured before
+// every repaint to see whether the layout must change, is kept on the same terms.
 //
 // 9. Every axis asks its figure for the base font size (getComputedStyle of the figure's element) several
 // times a repaint; within one task the answer cannot change, so it is kept until the task ends.
@@ -62,6 +63,7 @@
     glyphCopiesWhenNeeded();
     baseFontSizePerTask();
     keepAxisPictures();
+    keepAxisLabelExtents();
   }
 
   function keepAxisPictures() {
@@ -116,6 +118,23 @@
       ctx.globalCompositeOperation = "source-over";
       ctx.drawImage(kept.canvas, 0, 0);
       ctx.restore();
+    });
+  }
+
+  // The axis label's extent (its text measured at every repaint, to see whether the layout must change) is
+  // kept while the axis, its label and the base font size are the same.
+  function keepAxisLabelExtents() {
+    replace("models/axes/axis", "AxisView", "_axis_label_extent", (measure) => function () {
+      watchAxis(this);
+      const ticks = this.model.axis_label_standoff_mode === "axis" ? this._tick_label_extents() : null;
+      const key = JSON.stringify([this._axis_version, this.plot_view.base_font_size, this.panel.side, ticks]);
+      const last = this._kept_label_extent;
+      if (last && last.key === key && last.view === this._axis_label_view) {
+        return last.extent;
+      }
+      const extent = measure.call(this);
+      this._kept_label_extent = { key, view: this._axis_label_view, extent };
+      return extent;
     });
   }
 
