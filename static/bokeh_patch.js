@@ -201,24 +201,44 @@
       return paint.call(this, ctx);
     });
     replace(module, "GlyphRendererView", "remove", (remove) => function () {
-      clearTimeout(this._copies_timer);
+      waitingCopies.delete(this);
       this._copies_stale = false;
       return remove.call(this);
     });
   }
 
+  // renderer view → the time of its last data change, for those whose copies are out of date; one timer
+  // for all (a move changes a dozen renderers: a timer each, set again at every move, cost more than it saves)
+  const waitingCopies = new Map();
+  let copiesTimer = null;
+
   function copiesOutOfDate(view) {
     view._copies_stale = true;
-    clearTimeout(view._copies_timer);
-    view._copies_timer = setTimeout(() => bringCopies(view), COPIES_AFTER_MS);
+    waitingCopies.set(view, performance.now());
+    if (copiesTimer === null) copiesTimer = setTimeout(catchUpCopies, COPIES_AFTER_MS);
+  }
+
+  function catchUpCopies() {
+    copiesTimer = null;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [view, changed] of waitingCopies) {
+      const due = changed + COPIES_AFTER_MS;
+      if (due <= now) {
+        bringCopies(view);
+      } else {
+        next = Math.min(next, due);
+      }
+    }
+    if (next < Infinity) copiesTimer = setTimeout(catchUpCopies, next - now);
   }
 
   // The copies' data and visuals, as BokehJS's set_data and set_visuals make them. Each step that BokehJS
   // does not defer is done before this returns.
   function bringCopies(view) {
+    waitingCopies.delete(view);
     if (!view._copies_stale) return Promise.resolve();
     view._copies_stale = false;
-    clearTimeout(view._copies_timer);
     const source = view.model.data_source;
     const copies = [view.decimated_glyph, view.selection_glyph, view.nonselection_glyph, view.hover_glyph,
       view.muted_glyph].filter((glyph) => glyph != null);
