@@ -47,7 +47,7 @@
 // the figures' repaint in the static export. Each axis now keeps a picture of what it drew, and draws
 // that picture while its model, ticker, formatter, ranges, place on the canvas, font size and the
 // canvas's scale are the same. An axis whose labels are math, with a hatched background, clipped, or
-// drawn to anything but a canvas (SVG output) is drawn as before. The axis label's extent, measured before
+// drawn to anything but a canvas with pixels (SVG output, a figure not laid out yet) is drawn as before. The axis label's extent, measured before
 // every repaint to see whether the layout must change, is kept on the same terms.
 //
 // 9. Every axis asks its figure for the base font size (getComputedStyle of the figure's element) several
@@ -78,7 +78,8 @@
     replace("models/axes/axis", "AxisView", "_paint", (paint) => function (ctx) {
       const canvas = ctx.canvas;
       const labels = [this._axis_label_view, ...this._major_label_views.values()];
-      if (!(ctx instanceof CanvasRenderingContext2D) || this.needs_clip || this.visuals.background_hatch.doit ||
+      if (!(ctx instanceof CanvasRenderingContext2D) || !canvas || canvas.width === 0 || canvas.height === 0 ||
+          this.needs_clip || this.visuals.background_hatch.doit ||
           labels.some((view) => view instanceof MathTextView)) {
         paint.call(this, ctx);
         return;
