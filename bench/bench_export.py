@@ -21,7 +21,11 @@ and measures:
   written in that frame), and to the first frame after the new sliders (and the editor's grids, when in
   sight) stand, which the page makes in a task after the figures' frame; each switch from a settled
   page; and, to see where a move's time goes, the pure logic alone (`apply` + `render` of
-  static/explorer.js) on the same moves.
+  static/explorer.js) on the same moves;
+* with `--cpu N`, after the timed moves, N more moves under Chromium's trace: the renderer's main-thread CPU
+  time a move (the trace's thread time of its tasks: script, style, layout, paint, commit), export and
+  floor. The repaint time is a count of frames (16.7 ms each) and swings with the load; the CPU a move
+  swings less, and says how far the export's frame is from fitting in one.
 Ratios are the median over rounds of export / floor; the load average is recorded.
 """
 
@@ -154,6 +158,27 @@ LOGIC_JS = """
 """
 
 
+def main_thread_cpu(page, moves: int) -> float:
+    """The renderer main thread's CPU time (ms) a slider move, over `moves` moves under Chromium's trace."""
+    cdp = page.context.new_cdp_session(page)
+    events: list = []
+    done: list = []
+    cdp.on("Tracing.dataCollected", lambda e: events.extend(e["value"]))
+    cdp.on("Tracing.tracingComplete", lambda e: done.append(True))
+    cats = "devtools.timeline,disabled-by-default-devtools.timeline"  # RunTask is in the second
+    cdp.send("Tracing.start", {"categories": cats, "transferMode": "ReportEvents"})
+    page.evaluate(TIMED_SETS_JS, ["x-3-0", "value", "weights-cells", slider_values(moves)])
+    cdp.send("Tracing.end")
+    while not done:
+        page.wait_for_timeout(50)
+    cdp.detach()
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    main = {k for k, name in names.items() if name == "CrRendererMain"}
+    tasks = [e for e in events if e.get("name") == "RunTask" and e.get("ph") == "X"]
+    tasks = [e for e in tasks if (e["pid"], e["tid"]) in main]
+    return sum(e.get("tdur", e["dur"]) for e in tasks) / 1000 / moves
+
+
 def slider_values(n: int) -> list[float]:
     return [(0.15, 0.25, 0.35, 0.3, 0.1)[k % 5] for k in range(n)]
 
@@ -176,22 +201,26 @@ def open_offline(browser, url: str, height: int = 1500):
     return context, page, lambda: len(blocked) + len(outside())
 
 
-def measure_export(browser, path: Path, moves: int, shapes: int, height: int) -> dict:
+def measure_export(browser, path: Path, moves: int, shapes: int, height: int, cpu: int = 0) -> dict:
     context, page, requests = open_offline(browser, path.as_uri(), height)
     out = {"tti": page.evaluate("() => window.__tti"), "complete": page.evaluate("() => window.__complete")}
     out["moves"] = page.evaluate(TIMED_SETS_JS, ["x-3-0", "value", "weights-cells", slider_values(moves)])
     presets = ["tired", "chapter"] * shapes
     out["shape"], out["shape_sliders"] = page.evaluate(SHAPE_SETS_JS, [presets, 300])
     out["logic"] = page.evaluate(LOGIC_JS, slider_values(moves))
+    if cpu:
+        out["cpu"] = main_thread_cpu(page, cpu)
     out["requests"] = requests()
     context.close()
     return out
 
 
-def measure_floor(browser, path: Path, moves: int) -> dict:
+def measure_floor(browser, path: Path, moves: int, cpu: int = 0) -> dict:
     context, page, requests = open_offline(browser, path.as_uri())
     out = {"tti": page.evaluate("() => window.__tti")}
     out["moves"] = page.evaluate(TIMED_SETS_JS, ["x-3-0", "value", "weights-cells", slider_values(moves)])
+    if cpu:
+        out["cpu"] = main_thread_cpu(page, cpu)
     out["requests"] = requests()
     context.close()
     return out
@@ -249,6 +278,7 @@ def main(argv=None) -> int:
         default=[1500, 900],
         help="window heights (px, 1400 wide) the export is measured at, each round; the first is judged",
     )
+    parser.add_argument("--cpu", type=int, default=0, help="moves traced for the main-thread CPU a move")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS-export.md")
     args = parser.parse_args(argv)
     load_before = load_average()
@@ -261,8 +291,10 @@ def main(argv=None) -> int:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             for _ in range(args.rounds):
-                es = {h: measure_export(browser, path, args.moves, args.shapes, h) for h in args.heights}
-                f = measure_floor(browser, floor, args.moves)
+                es = {}
+                for h in args.heights:
+                    es[h] = measure_export(browser, path, args.moves, args.shapes, h, args.cpu)
+                f = measure_floor(browser, floor, args.moves, args.cpu)
                 rounds.append((es, f))
             browser.close()
     by_height = {h: [(es[h], f) for es, f in rounds] for h in args.heights}
@@ -292,7 +324,8 @@ def main(argv=None) -> int:
             "# Static export against the floor file",
             "",
             f"Run {dt.datetime.now().strftime('%Y-%m-%d %H:%M')} on {machine}; {chromium}, headless; "
-            f"`bench/bench_export.py --rounds {args.rounds} --moves {args.moves} --shapes {args.shapes}`; "
+            f"`bench/bench_export.py --rounds {args.rounds} --moves {args.moves} --shapes {args.shapes}"
+            f"{f' --cpu {args.cpu}' if args.cpu else ''}`; "
             f"load average (1, 5, 15 min) {' '.join(load_before)} before, {' '.join(load_after)} after "
             "(the machine was shared with other jobs).",
             "",
@@ -304,6 +337,16 @@ def main(argv=None) -> int:
             f"| {ok(tti_ratio <= 1.3)} |",
             f"| slider → weights repainted, export / floor (median of rounds' medians) | ≤ 1.25× "
             f"| {move_ratio:.2f}× | {ok(move_ratio <= 1.25)} |",
+            *(
+                [
+                    f"| … main-thread CPU a move (Chromium trace, `--cpu {args.cpu}`), export / floor "
+                    f"(median of rounds) | – | {med(e['cpu'] / f['cpu'] for e, f in rounds):.2f}× "
+                    f"({med(e['cpu'] for e, _ in rounds):.1f} / {med(f['cpu'] for _, f in rounds):.1f} ms) "
+                    "| – |"
+                ]
+                if args.cpu
+                else []
+            ),
             f"| a preset that changes the shape (chapter ⇄ tired) → repainted, median / p90 | ≤ 150 ms "
             f"| {shape_med:.0f} / {shape_p90:.0f} ms | {ok(shape_med <= 150)} |",
             f"| … the same, to the new sliders made (a task after the figures), median / p90 | – "

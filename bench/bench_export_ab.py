@@ -6,8 +6,8 @@ On a shared machine the load moves every time (bench/bench_export.py); comparing
 in the same rounds shows what a change itself buys. Each round opens, at each window height, the base
 commit's export and this tree's (each first in every other round), then the floor, each in a fresh
 context, and measures as bench_export.py does (time to interactive, slider → weights repainted,
-chapter ⇄ tired → repainted). The base's export is made by its own code (`git archive` of the commit
-into a temporary folder, `python -m app.export` there).
+chapter ⇄ tired → repainted; with `--cpu N`, the main thread's CPU a move). The base's export is made
+by its own code (`git archive` of the commit into a temporary folder, `python -m app.export` there).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def main(argv=None) -> int:
     parser.add_argument("--moves", type=int, default=40)
     parser.add_argument("--shapes", type=int, default=3)
     parser.add_argument("--heights", type=int, nargs="+", default=[1500, 900])
+    parser.add_argument("--cpu", type=int, default=0, help="moves traced for the main-thread CPU a move")
     args = parser.parse_args(argv)
     load_before = open("/proc/loadavg").read().split()[:3]
     med = statistics.median
@@ -61,14 +62,15 @@ def main(argv=None) -> int:
                 for h in args.heights:
                     order = list(pages.items())[:: 1 if k % 2 == 0 else -1]  # neither always first
                     for v, path in order:
-                        got[v, h].append(measure_export(browser, path, args.moves, args.shapes, h))
-                floors.append(measure_floor(browser, floor, args.moves))
+                        got[v, h].append(measure_export(browser, path, args.moves, args.shapes, h, args.cpu))
+                floors.append(measure_floor(browser, floor, args.moves, args.cpu))
             browser.close()
     load_after = open("/proc/loadavg").read().split()[:3]
     loads = f"load {' '.join(load_before)} before, {' '.join(load_after)} after"
     print(f"base {args.base}; {args.rounds} rounds; {loads}")
-    print("| window | page | TTI / floor | move (ms) | move / floor | shape change median (ms) |")
-    print("|---|---|---|---|---|---|")
+    cpu_head = " CPU a move, ms (/ floor) |" if args.cpu else ""
+    print(f"| window | page | TTI / floor | move (ms) | move / floor | shape change median (ms) |{cpu_head}")
+    print("|---|---|---|---|---|---|" + ("---|" if args.cpu else ""))
     for h in args.heights:
         for v in pages:
             rounds = list(zip(got[v, h], floors))
@@ -77,7 +79,12 @@ def main(argv=None) -> int:
             ratio = med(med(e["moves"]) / med(f["moves"]) for e, f in rounds)
             shape = med(t for e, _ in rounds for t in e["shape"])
             label = f"{args.base} (before)" if v == "base" else "this tree"
-            print(f"| 1400 × {h} | {label} | {tti:.2f}× | {move:.1f} | {ratio:.2f}× | {shape:.0f} |")
+            cpu = ""
+            if args.cpu:
+                e_cpu, f_cpu = med(e["cpu"] for e, _ in rounds), med(f["cpu"] for _, f in rounds)
+                ratio_cpu = med(e["cpu"] / f["cpu"] for e, f in rounds)
+                cpu = f" {e_cpu:.1f} ({ratio_cpu:.2f}×, floor {f_cpu:.1f}) |"
+            print(f"| 1400 × {h} | {label} | {tti:.2f}× | {move:.1f} | {ratio:.2f}× | {shape:.0f} |{cpu}")
     return 0
 
 

@@ -33,6 +33,26 @@
 // browser spent ~60 ms a move assigning and committing those layers (Chromium trace: Layerize and
 // Commit), though only the slider being dragged moves. Without the hint a moved handle is repainted
 // instead, a few pixels.
+//
+// 7. Each renderer keeps up to five copies of its glyph besides the glyph itself (decimated, selection,
+// non-selection, hover, muted), and BokehJS works out the visuals (colours, fonts, text boxes and their
+// sizes) of all six at every data change: a quarter of a slider move's script in the static export,
+// where no figure has a selection, a hover glyph, a muted renderer or a decimated draw. The copies'
+// visuals are now worked out when a paint needs one of them (something selected, inspected with a hover
+// glyph, muted, or a level-of-detail draw during a pan or zoom) and otherwise a moment after the data
+// stop changing; so are their data (each copy's columns, taken from the glyph's) and their mapping to
+// screen coordinates, made again at every paint. A legend draws the glyph itself.
+//
+// 8. At every repaint each axis draws its rule, ticks and every tick label again (text measured and
+// filled label by label), though from move to move nothing of it changes: the largest single part of
+// the figures' repaint in the static export. Each axis now keeps a picture of what it drew, and draws
+// that picture while its model, ticker, formatter, ranges, place on the canvas, font size and the
+// canvas's scale are the same. An axis whose labels are math, with a hatched background, clipped, or
+// drawn to anything but a canvas with pixels (SVG output, a figure not laid out yet) is drawn as before. The axis label's extent, measured before
+// every repaint to see whether the layout must change, is kept on the same terms.
+//
+// 9. Every axis asks its figure for the base font size (getComputedStyle of the figure's element) several
+// times a repaint; within one task the answer cannot change, so it is kept until the task ends.
 (function patchBokeh() {
   function install() {
     skipUnchangedStyleSheets();
@@ -41,6 +61,231 @@
     keepTickLabelExtents();
     skipEmptyRects();
     slidersWithoutOwnLayers();
+    glyphCopiesWhenNeeded();
+    baseFontSizePerTask();
+    keepAxisPictures();
+    keepAxisLabelExtents();
+  }
+
+  function keepAxisPictures() {
+    let MathTextView = null;
+    try {
+      MathTextView = window.Bokeh.require("models/text/math_text").MathTextView;
+    } catch (e) {}
+    if (typeof MathTextView !== "function" || typeof CanvasRenderingContext2D !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no MathTextView; axes not patched");
+      return;
+    }
+    replace("models/axes/axis", "AxisView", "_paint", (paint) => function (ctx) {
+      const canvas = ctx.canvas;
+      const labels = [this._axis_label_view, ...this._major_label_views.values()];
+      if (!(ctx instanceof CanvasRenderingContext2D) || !canvas || canvas.width === 0 || canvas.height === 0 ||
+          this.needs_clip || this.visuals.background_hatch.doit ||
+          labels.some((view) => view instanceof MathTextView)) {
+        paint.call(this, ctx);
+        return;
+      }
+      watchAxis(this);
+      const m = this.model;
+      const t = ctx.getTransform();
+      const [range, crossRange] = this.ranges;
+      const box = this.bbox;
+      const frame = this.plot_view.frame.bbox;
+      const key = JSON.stringify([this._axis_version, t.a, t.b, t.c, t.d, t.e, t.f, canvas.width, canvas.height,
+        box.x, box.y, box.width, box.height, frame.x, frame.y, frame.width, frame.height, range.start, range.end,
+        crossRange.start, crossRange.end, this.loc, this.plot_view.base_font_size]);
+      const refs = [m.ticker, m.formatter, m.major_label_overrides, ...labels];
+      let kept = this._axis_picture;
+      const same = kept && kept.key === key && kept.refs.length === refs.length &&
+        kept.refs.every((ref, k) => ref === refs[k]);
+      if (!same) {
+        if (!kept || kept.canvas.width !== canvas.width || kept.canvas.height !== canvas.height) {
+          const picture = document.createElement("canvas");
+          picture.width = canvas.width;
+          picture.height = canvas.height;
+          kept = { canvas: picture, ctx: picture.getContext("2d") };
+        }
+        const p = kept.ctx;
+        p.setTransform(1, 0, 0, 1, 0, 0);
+        p.clearRect(0, 0, canvas.width, canvas.height);
+        p.setTransform(t);
+        paint.call(this, p);
+        kept.key = key;
+        kept.refs = refs;
+        this._axis_picture = kept;
+      }
+      ctx.save();
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.globalAlpha = 1;
+      ctx.globalCompositeOperation = "source-over";
+      ctx.drawImage(kept.canvas, 0, 0);
+      ctx.restore();
+    });
+  }
+
+  // The axis label's extent (its text measured at every repaint, to see whether the layout must change) is
+  // kept while the axis, its label and the base font size are the same.
+  function keepAxisLabelExtents() {
+    replace("models/axes/axis", "AxisView", "_axis_label_extent", (measure) => function () {
+      watchAxis(this);
+      const ticks = this.model.axis_label_standoff_mode === "axis" ? this._tick_label_extents() : null;
+      const key = JSON.stringify([this._axis_version, this.plot_view.base_font_size, this.panel.side, ticks]);
+      const last = this._kept_label_extent;
+      if (last && last.key === key && last.view === this._axis_label_view) {
+        return last.extent;
+      }
+      const extent = measure.call(this);
+      this._kept_label_extent = { key, view: this._axis_label_view, extent };
+      return extent;
+    });
+  }
+
+  // A count of the changes to an axis, its ticker and its formatter (whichever models they are now).
+  function watchAxis(view) {
+    if (view._axis_version === undefined) {
+      view._axis_version = 0;
+      view._axis_watched = new Set();
+    }
+    for (const model of [view.model, view.model.ticker, view.model.formatter]) {
+      if (view._axis_watched.has(model)) continue;
+      view._axis_watched.add(model);
+      view.connect(model.change, () => { view._axis_version += 1; });
+    }
+  }
+
+  // how long after a renderer's last data change its glyph copies are brought up to date (patch 7)
+  const COPIES_AFTER_MS = 250;
+
+  function glyphCopiesWhenNeeded() {
+    const module = "models/renderers/glyph_renderer";
+    let Indices = null;
+    try {
+      Indices = window.Bokeh.require("core/types").Indices;
+    } catch (e) {}
+    if (typeof Indices !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no core/types Indices; glyph copies not patched");
+      return;
+    }
+    // BokehJS's GlyphRendererView.set_data with the glyph alone; the copies are marked out of date
+    replace(module, "GlyphRendererView", "set_data", () => async function (indices) {
+      const source = this.model.data_source;
+      this.all_indices = this.model.view.indices;
+      await this.glyph.set_data(source, this.all_indices, indices);
+      await this.set_visuals();
+      this._update_masked_indices();
+      const { lod_factor } = this.plot_model;
+      const n = this.all_indices.count;
+      this.decimated = new Indices(n);
+      for (let i = 0; i < n; i += lod_factor) {
+        this.decimated.set(i);
+      }
+      this.plot_view.invalidate_dataranges = true;
+    });
+    replace(module, "GlyphRendererView", "set_visuals", () => async function () {
+      const source = this.model.data_source;
+      this.glyph.set_visuals(source, this.all_indices);
+      this.glyph.after_visuals();
+      await this.glyph.after_lazy_visuals();
+      copiesOutOfDate(this);
+    });
+    replace(module, "GlyphRendererView", "map_data", (map) => function () {
+      if (plainDraw(this)) {
+        this.glyph.map_data();
+      } else {
+        map.call(this);
+      }
+    });
+    replace(module, "GlyphRendererView", "_paint", (paint) => function (ctx) {
+      if (this._copies_stale && !plainDraw(this)) {
+        // their data and visuals are made now; what BokehJS makes later (math labels' boxes) repaints
+        bringCopies(this).then(() => this.request_paint());
+      }
+      return paint.call(this, ctx);
+    });
+    replace(module, "GlyphRendererView", "remove", (remove) => function () {
+      waitingCopies.delete(this);
+      this._copies_stale = false;
+      return remove.call(this);
+    });
+  }
+
+  // renderer view → the time of its last data change, for those whose copies are out of date; one timer
+  // for all (a move changes a dozen renderers: a timer each, set again at every move, cost more than it saves)
+  const waitingCopies = new Map();
+  let copiesTimer = null;
+
+  function copiesOutOfDate(view) {
+    view._copies_stale = true;
+    waitingCopies.set(view, performance.now());
+    if (copiesTimer === null) copiesTimer = setTimeout(catchUpCopies, COPIES_AFTER_MS);
+  }
+
+  function catchUpCopies() {
+    copiesTimer = null;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [view, changed] of waitingCopies) {
+      const due = changed + COPIES_AFTER_MS;
+      if (due <= now) {
+        bringCopies(view);
+      } else {
+        next = Math.min(next, due);
+      }
+    }
+    if (next < Infinity) copiesTimer = setTimeout(catchUpCopies, next - now);
+  }
+
+  // The copies' data and visuals, as BokehJS's set_data and set_visuals make them. Each step that BokehJS
+  // does not defer is done before this returns.
+  function bringCopies(view) {
+    waitingCopies.delete(view);
+    if (!view._copies_stale) return Promise.resolve();
+    view._copies_stale = false;
+    const source = view.model.data_source;
+    const copies = [view.decimated_glyph, view.selection_glyph, view.nonselection_glyph, view.hover_glyph,
+      view.muted_glyph].filter((glyph) => glyph != null);
+    const lazy = copies.map((glyph) => glyph.set_data(source, view.all_indices, null));
+    for (const glyph of copies) {
+      glyph.set_visuals(source, view.all_indices);
+      glyph.after_visuals();
+      lazy.push(glyph.after_lazy_visuals());
+    }
+    return Promise.all(lazy);
+  }
+
+  // A paint that draws the glyph alone (GlyphRendererView._paint: nothing selected, nothing inspected with
+  // a hover glyph, not muted, not a level-of-detail draw).
+  function plainDraw(view) {
+    const { selected, inspected } = view.model.data_source;
+    const doc = view.model.document;
+    const interactive = doc != null && typeof doc.interactive_duration === "function" &&
+      doc.interactive_duration() > 0;
+    return selected.is_empty() && (view.hover_glyph == null || inspected.is_empty()) && !view.model.muted &&
+      !interactive;
+  }
+
+  function baseFontSizePerTask() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.require("models/plots/plot_canvas").PlotView.prototype;
+    } catch (e) {}
+    const read = proto && Object.getOwnPropertyDescriptor(proto, "base_font_size");
+    if (!read || typeof read.get !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no PlotView.base_font_size; nothing patched");
+      return;
+    }
+    if (read.get.patched) return;
+    let answers = null; // plot view → its base font size, for the current task only
+    const get = function () {
+      if (answers === null) {
+        answers = new Map();
+        queueMicrotask(() => { answers = null; });
+      }
+      if (!answers.has(this)) answers.set(this, read.get.call(this));
+      return answers.get(this);
+    };
+    get.patched = true;
+    Object.defineProperty(proto, "base_font_size", { ...read, get });
   }
 
   function slidersWithoutOwnLayers() {

@@ -356,7 +356,48 @@
       }
       div.setv({ text }, { silent: true });
       if (typeof stepsView.has_math_disabled === 'function' && !stepsView.has_math_disabled()) stepsView.rerender();
-      else el.innerHTML = text;
+      else writeMarkup(el, text);
+    }
+
+    // A move changes the steps' numbers, not their markup: writing the whole HTML again made the browser
+    // drop and re-lay out the panel's ~200 nodes (its table, spans and checks) every move. The new HTML
+    // is parsed off the page; when its nodes have the tags and attributes of those shown, only the texts
+    // that differ are written, else the panel's content is replaced as innerHTML would.
+    const parser = document.createElement('template');
+    function writeMarkup(el, html) {
+      parser.innerHTML = html;
+      const fresh = parser.content;
+      if (sameMarkup(el, fresh)) copyTexts(el, fresh);
+      else el.replaceChildren(...fresh.childNodes);
+      parser.innerHTML = '';
+    }
+
+    function sameMarkup(a, b) {
+      const as = a.childNodes, bs = b.childNodes;
+      if (as.length !== bs.length) return false;
+      for (let k = 0; k < as.length; k++) {
+        const x = as[k], y = bs[k];
+        if (x.nodeType !== y.nodeType || x.nodeName !== y.nodeName) return false;
+        if (x.nodeType === Node.ELEMENT_NODE) {
+          if (x.attributes.length !== y.attributes.length) return false;
+          for (const attr of y.attributes) if (x.getAttribute(attr.name) !== attr.value) return false;
+          if (!sameMarkup(x, y)) return false;
+        } else if (x.nodeType !== Node.TEXT_NODE && x.nodeValue !== y.nodeValue) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    function copyTexts(a, b) {
+      const as = a.childNodes, bs = b.childNodes;
+      for (let k = 0; k < as.length; k++) {
+        if (as[k].nodeType === Node.TEXT_NODE) {
+          if (as[k].data !== bs[k].data) as[k].data = bs[k].data;
+        } else {
+          copyTexts(as[k], bs[k]);
+        }
+      }
     }
 
     // --- state → controls ------------------------------------------------------------

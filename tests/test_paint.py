@@ -129,3 +129,90 @@ def test_export_blend_at_64_tokens_names_the_query_and_its_largest_weights(
                           ".getBoundingClientRect().toJSON()")
     page.screenshot(path=str(artifacts / "blend-64.png"), clip=blend)
     net.check()
+
+
+# Every plot view of the page, with its axes' views and its glyph renderers' views.
+PLOT_VIEWS_JS = """
+  const plots = [];
+  const walk = (view) => {
+    if (view.canvas_view && view.renderer_views) plots.push(view);
+    for (const child of view.children_views()) walk(child);
+  };
+  for (const root of Bokeh.index.roots) walk(root);
+  const axes = (plot) => [...plot.renderer_views.values()].filter((v) => '_axis_picture' in v);
+"""
+
+
+def test_a_move_draws_kept_axes_and_rewrites_only_the_steps_texts(exported, context, page):  # noqa: F811
+    """bokeh_patch.js patch 8 (axis pictures) and the binding's steps panel (static/explorer_page.js
+    writeMarkup): a move draws each axis from its kept picture, and the page looks the same as when every
+    axis is drawn afresh; the steps panel keeps its nodes and shows the model's text."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    assert page.evaluate("() => Bokeh.require('models/axes/axis').AxisView.prototype._paint.patched") is True
+    page.evaluate(
+        """() => {
+          const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('steps'));
+          window.__stepsTable = view.markup_el.querySelector('table');
+        }"""
+    )
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.45; }")
+    page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('steps').text.includes('0.45')")
+    page.wait_for_timeout(300)  # the figures' repaint
+    steps = page.evaluate(
+        """() => {
+          const div = Bokeh.documents[0].get_model_by_name('steps');
+          const el = Bokeh.index.find_one(div).markup_el;
+          const fresh = document.createElement('template');
+          fresh.innerHTML = div.text;
+          return {same: el.querySelector('table') === window.__stepsTable,
+                  shown: el.textContent, model: fresh.content.textContent};
+        }"""
+    )
+    assert steps["same"] and steps["shown"] == steps["model"]
+    kept = page.evaluate(
+        "() => {" + PLOT_VIEWS_JS + """
+          return {plots: plots.length, axes: plots.map((p) => axes(p).length).reduce((a, b) => a + b, 0),
+                  kept: plots.map((p) => axes(p).filter((a) => a._axis_picture !== null).length)
+                    .reduce((a, b) => a + b, 0)};
+        }"""
+    )
+    assert kept["plots"] >= 5 and kept["kept"] == kept["axes"], kept
+    shown = page.screenshot()
+    page.evaluate(  # every axis drawn afresh: the page looks the same
+        "async () => {" + PLOT_VIEWS_JS + """
+          for (const p of plots) { for (const a of axes(p)) a._axis_picture = null; p.request_paint(); }
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        }"""
+    )
+    page.wait_for_timeout(300)
+    assert page.screenshot() == shown
+    net.check()
+
+
+def test_glyph_copies_are_made_when_a_paint_needs_them(exported, context, page):  # noqa: F811
+    """bokeh_patch.js patch 7: after a move only the glyph itself has the new data; the copies get it when
+    a paint draws one (here a selection) or once the moves stop."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    copies = """(view) => {
+      const glyph = view.glyph, sel = view.selection_glyph;
+      return {stale: !!view._copies_stale, text: Array.from(sel.text || []),
+              want: Array.from(glyph.text || [])};
+    }"""
+    numbers = (  # the view of the weights' number labels
+        "Bokeh.index.find_one([...Bokeh.documents[0].all_models].find((m) => m.type === 'GlyphRenderer'"
+        " && m.data_source === Bokeh.documents[0].get_model_by_name('weights-cells')"
+        " && m.glyph.type === 'Text'))"
+    )
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.45; }")
+    page.wait_for_function(f"() => {numbers}._copies_stale === true")
+    page.evaluate(f"() => {{ {numbers}.model.data_source.selected.indices = [0]; }}")
+    page.wait_for_function(f"() => {numbers}._copies_stale === false")
+    now = page.evaluate(f"() => ({copies})({numbers})")
+    assert now["text"] == now["want"] and len(now["want"]) == 16
+    page.evaluate(f"() => {{ {numbers}.model.data_source.selected.indices = []; }}")
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.1; }")
+    page.wait_for_function(f"() => {numbers}._copies_stale === true")
+    page.wait_for_function(f"() => {numbers}._copies_stale === false")  # the moves stopped
+    later = page.evaluate(f"() => ({copies})({numbers})")
+    assert later["text"] == later["want"] and later["text"] != now["text"]
+    net.check()
