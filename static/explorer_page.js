@@ -118,9 +118,13 @@
     } catch (err) {
       console.error('explorer_page.js: the later roots cannot be read', err);
     }
-    const whole = () => { // the document with every root, for Bokeh's embed_items
+    const whole = async () => { // the document with every root, by Bokeh's embed_items
       if (entries.length === 1) entries[0][1].roots = [...entries[0][1].roots, ...waiting];
-      return Bokeh.embed.embed_items(docsJson, renderItems);
+      try {
+        return await Bokeh.embed.embed_items(docsJson, renderItems);
+      } finally {
+        embedded();
+      }
     };
     if (entries.length !== 1 || renderItems.length !== 1 || !later || !later.length || !waiting.length) {
       return whole();
@@ -172,8 +176,30 @@
     }
     embedding.delete(doc);
     performance.mark('head-embed-complete');
+    embedded();
     for (const page of pages()) page.complete = true;
   }
+
+  // What waits for the explorer to be made whole (afterEmbed): the training lab below it (app/export_lab.py),
+  // which would otherwise be drawn, and laid out in every layout pass BokehJS forces, before the explorer.
+  const afterEmbedDone = [];
+  let embedDone = false;
+  function embedded() {
+    embedDone = true;
+    for (const callback of afterEmbedDone.splice(0)) {
+      try { callback(); } catch (err) { console.error(err); }
+    }
+  }
+  /** Runs `callback` once embed has made every root (at once if it has); should embed never run or end,
+   * AFTER_EMBED_MS after the page's load event at the latest. */
+  function afterEmbed(callback) {
+    if (embedDone) return callback();
+    afterEmbedDone.push(callback);
+    const late = () => setTimeout(embedded, AFTER_EMBED_MS);
+    if (document.readyState === 'complete') late();
+    else window.addEventListener('load', late, { once: true });
+  }
+  const AFTER_EMBED_MS = 10000;
   const LATER_MS = 300; // the longest a root read later waits for an idle moment
   const BIND_WAIT_MS = 5000;
   const whenBound = new WeakMap(); // document → resolve() of embed's wait for its binding
@@ -688,5 +714,5 @@
     return page;
   }
 
-  window.HeadExplorerPage = { bind, embed, modelById, pages: bound, readLink };
+  window.HeadExplorerPage = { afterEmbed, bind, embed, modelById, pages: bound, readLink };
 })();
