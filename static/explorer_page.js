@@ -319,9 +319,9 @@
     const parts = {}; // name → { visible, stale (null, 'update' or 'reshape'), catchUp(reshape) }
     let settleTimer = null;
 
-    // A part whose models are not read yet (`model` null) is out of sight: it catches up in page.attach.
+    // A part whose models are not read yet (`model` null) is not written: it catches up in page.attach.
     function part(name, model, catchUp) {
-      parts[name] = { visible: model !== null, stale: null, model, catchUp };
+      parts[name] = { visible: true, stale: null, model, catchUp };
     }
     for (const name of Object.keys(M.plots)) {
       part(name, M.plots[name].figure, (reshape) => paintPlot(M.plots[name], logic.render(state), state, reshape));
@@ -331,11 +331,11 @@
 
     function isStale(name, reshape) {
       const p = parts[name];
-      if (p.visible) return false;
       if (p.model === null) { // not read yet: page.attach catches it up, whatever happens meanwhile
         p.stale = 'reshape';
         return true;
       }
+      if (p.visible) return false;
       p.stale = reshape || p.stale === 'reshape' ? 'reshape' : 'update';
       clearTimeout(settleTimer);
       settleTimer = setTimeout(settle, page.settleAfter);
@@ -696,7 +696,6 @@
       for (const [name, p] of Object.entries(parts)) {
         if (p.model !== null || !models[name]) continue;
         p.model = models[name];
-        p.visible = true; // no view yet: written directly until watchScreen sees it
         bringUpToDate(name);
       }
     };
@@ -706,7 +705,7 @@
     controlsShow = state; // as Python made them
     if (Object.keys(params).length) dispatch({ do: 'link', params });
     else syncControls(state);
-    watchScreen();
+    afterPaint().then(watchScreen); // not on the way to the first frame: until then every part is written
     page.ready = true;
     page.complete = !embedding.has(doc); // every root has its views (see embed)
     if (whenBound.has(doc)) whenBound.get(doc)();
