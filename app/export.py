@@ -9,8 +9,8 @@ logic, links and downloads, as pure functions) and explorer_page.js (the binding
 into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
 limits, every preset, the start state, view constants and the ids of the models the binding drives);
 a document_ready callback hands it to `HeadExplorerPage.bind`. Bokeh's embed call is handed to
-`HeadExplorerPage.embed`, which makes the views of the roots in LATER (the editor, the lower figures)
-only once the rest is interactive and painted.
+`HeadExplorerPage.embed`, which reads the roots in LATER (the control panel, the editor, the lower figures;
+their JSON kept apart) and makes their views only once the rest is interactive and painted.
 
 The page is laid out like the served one (app/main.py): a header, then the Bokeh document's roots
 (controls, top, readout, bottom, editor; see HeadPage.roots) placed by static/page.css's grid areas.
@@ -78,11 +78,13 @@ AREAS = (
     ("bottom", "Scores and projections, editing the head", ("bottom", "editor-area")),
 )
 MORE = ("more", "Going further")
-# The document roots whose views BokehJS makes only once the rest is ready and painted (static/
-# explorer_page.js embed), in this order: the editor (the smaller), then the figures below the weights and
-# the blend, so once those are on the page everything is. (The further explorers' root is one Div: the
-# tabs' documents are made when opened, app/export_explorers.py.)
-LATER = ("editor-area", "bottom")
+# The document roots BokehJS reads and makes views of only once the rest is interactive and painted
+# (static/explorer_page.js embed), in this order: the control panel left of the figures (preset, query,
+# switches: a fifth of the first part's start-up, and not what a first move needs), the editor, then the
+# figures below the weights and the blend, so once those are on the page everything is. First come the
+# weights, the blend and the token sliders, the steps, and the further explorers' root (one Div: the tabs'
+# documents are made when opened, app/export_explorers.py).
+LATER = ("controls", "editor-area", "bottom")
 EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items)"
 
 
@@ -238,6 +240,11 @@ class ExportPage:
             for kind in ("json", "csv")
         }
         self.roots = dict(page.roots)
+        # What static/a11y.js names the controls and which figures get tables go with the first roots,
+        # the token sliders' names included (the controls' root, which carries them in the served page,
+        # comes later here: LATER).
+        top, controls = self.roots["top"], self.roots["controls"]
+        top.tags, controls.tags = [*top.tags, *controls.tags], []
         # Fluid like the editor inside it (widgets/editor.py FLUID): the download row wraps on a phone.
         self.roots["editor"] = column(
             wrapping_row(

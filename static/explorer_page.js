@@ -229,7 +229,7 @@
     };
     // The models of a root that embed reads later are null until then (page.attach resolves them again).
     let M = get(config.models);
-    const C_ = M.controls;
+    let C_ = M.controls; // its sliders (C_.tokens) come first; the rest of the panel may be read later
     let E = M.editor;
     const SWITCHES = config.switches;
     let state = logic.initial();
@@ -529,6 +529,19 @@
         : d === 1 ? 'd = 1: the blend plot puts every value on one line.' : '');
     }
 
+    // The control panel (preset, query, switches, note, message), once its root is read (embed).
+    function syncPanel(s, newTokens) {
+      if (!C_.preset) return; // page.attach writes it when it comes
+      if (newTokens) C_.query.options = s.tokens.map((label, k) => [String(k), String(label)]);
+      if (C_.query.value !== String(s.query)) C_.query.value = String(s.query);
+      for (const sw of SWITCHES) showSwitch(sw, C_.switches[sw.name], s[sw.name]);
+      const preset = s.preset || config.custom;
+      if (C_.preset.value !== preset) C_.preset.value = preset;
+      const note = config.notes[s.preset];
+      setText(C_.note, note !== undefined ? note : config.notes['']);
+      setText(C_.message, messageMarkup(s));
+    }
+
     let controlsShow = null; // the state the controls show: the figures' one, or the one before it for a task
     function syncControls(s) {
       const old = controlsShow;
@@ -541,15 +554,8 @@
         }
         if (!old || sliderShape(old) !== sliderShape(s)) buildSliders(s);
         else showSliderValues(s);
-        if (newTokens) C_.query.options = s.tokens.map((label, k) => [String(k), String(label)]);
-        if (C_.query.value !== String(s.query)) C_.query.value = String(s.query);
-        for (const sw of SWITCHES) showSwitch(sw, C_.switches[sw.name], s[sw.name]);
-        const preset = s.preset || config.custom;
-        if (C_.preset.value !== preset) C_.preset.value = preset;
-        const note = config.notes[s.preset];
-        setText(C_.note, note !== undefined ? note : config.notes['']);
+        syncPanel(s, newTokens);
         if (!isStale('editor', !old)) syncEditor(s, old);
-        setText(C_.message, messageMarkup(s));
         if (E.message) setText(E.message, messageMarkup(s)); // else syncEditor writes it once it is read
       } finally {
         syncing = false;
@@ -624,27 +630,29 @@
       }));
     }
 
-    on(C_.query, 'value', (value) => {
-      const i = parseInt(value, 10);
-      if (!controlsDue && i !== state.query) dispatch({ do: 'query', index: i });
-    });
-    for (const sw of SWITCHES) {
-      const widget = C_.switches[sw.name];
-      if (sw.kind === 'toggle') {
-        on(widget, 'active', (active) => dispatch({ do: 'option', name: sw.name, value: Array.from(active || []).indexOf(0) >= 0 }));
-      } else if (sw.kind === 'choice') {
-        on(widget, 'active', (k) => dispatch({ do: 'option', name: sw.name, value: sw.choices[k] }));
-      } else {
-        on(widget, 'value', needsNumber(sw.label, (value) => {
-          if (value !== state[sw.name]) dispatch({ do: 'option', name: sw.name, value }, { link: !sw.slider });
-        }));
-        if (sw.slider) on(widget, 'value_throttled', () => { settle(); writeLink(); });
+    function wirePanel() {
+      on(C_.query, 'value', (value) => {
+        const i = parseInt(value, 10);
+        if (!controlsDue && i !== state.query) dispatch({ do: 'query', index: i });
+      });
+      for (const sw of SWITCHES) {
+        const widget = C_.switches[sw.name];
+        if (sw.kind === 'toggle') {
+          on(widget, 'active', (active) => dispatch({ do: 'option', name: sw.name, value: Array.from(active || []).indexOf(0) >= 0 }));
+        } else if (sw.kind === 'choice') {
+          on(widget, 'active', (k) => dispatch({ do: 'option', name: sw.name, value: sw.choices[k] }));
+        } else {
+          on(widget, 'value', needsNumber(sw.label, (value) => {
+            if (value !== state[sw.name]) dispatch({ do: 'option', name: sw.name, value }, { link: !sw.slider });
+          }));
+          if (sw.slider) on(widget, 'value_throttled', () => { settle(); writeLink(); });
+        }
       }
+      on(C_.preset, 'value', (name) => {
+        if (name !== config.custom && name !== state.preset) dispatch({ do: 'preset', name });
+      });
+      C_.reset.on_event('button_click', () => dispatch({ do: 'reset' }));
     }
-    on(C_.preset, 'value', (name) => {
-      if (name !== config.custom && name !== state.preset) dispatch({ do: 'preset', name });
-    });
-    C_.reset.on_event('button_click', () => dispatch({ do: 'reset' }));
     // The editor and the downloads, once their root is read (embed), with the W grids Python made.
     function wireEditor() {
       on(E.labels, 'value', (text) => dispatch({ do: 'labels', text }));
@@ -684,13 +692,22 @@
     }
     let editorWired = false;
     if (E.labels) { wireEditor(); editorWired = true; }
+    let panelWired = false;
+    if (C_.preset) { wirePanel(); panelWired = true; }
 
     /** embed has read a root it adds later: its models are resolved, wired, and brought up to date with
      * the state (a move or a link may have come first) before BokehJS makes their views. */
     page.attach = function attach() {
       M = get(config.models);
       E = M.editor;
+      C_ = M.controls;
       if (!editorWired && E.labels) { wireEditor(); editorWired = true; }
+      if (!panelWired && C_.preset) {
+        wirePanel();
+        panelWired = true;
+        syncing = true;
+        try { syncPanel(controlsShow || state, true); } finally { syncing = false; }
+      }
       const models = { editor: E.area, blend: M.blend.figure };
       for (const name of Object.keys(M.plots)) models[name] = M.plots[name].figure;
       for (const [name, p] of Object.entries(parts)) {
