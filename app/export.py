@@ -9,8 +9,8 @@ logic, links and downloads, as pure functions) and explorer_page.js (the binding
 into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
 limits, every preset, the start state, view constants and the ids of the models the binding drives);
 a document_ready callback hands it to `HeadExplorerPage.bind`. Bokeh's embed call is handed to
-`HeadExplorerPage.embed`, which makes the views of the roots in LATER (the editor, the lower figures)
-only once the rest is interactive and painted.
+`HeadExplorerPage.embed`, which reads the roots in LATER (the control panel, the editor, the lower figures;
+their JSON kept apart) and makes their views only once the rest is interactive and painted.
 
 The page is laid out like the served one (app/main.py): a header, then the Bokeh document's roots
 (controls, top, readout, bottom, editor; see HeadPage.roots) placed by static/page.css's grid areas.
@@ -79,11 +79,13 @@ AREAS = (
     ("bottom", "Scores and projections, editing the head", ("bottom", "editor-area")),
 )
 MORE = ("more", "Going further")
-# The document roots whose views BokehJS makes only once the rest is ready and painted (static/
-# explorer_page.js embed), in this order: the editor (the smaller), then the figures below the weights and
-# the blend, so once those are on the page everything is. (The further explorers' root is one Div: the
-# tabs' documents are made when opened, app/export_explorers.py.)
-LATER = ("editor-area", "bottom")
+# The document roots BokehJS reads and makes views of only once the rest is interactive and painted
+# (static/explorer_page.js embed), in this order: the control panel left of the figures (preset, query,
+# switches: a fifth of the first part's start-up, and not what a first move needs), the editor, then the
+# figures below the weights and the blend, so once those are on the page everything is. First come the
+# weights, the blend and the token sliders, the steps, and the further explorers' root (one Div: the tabs'
+# documents are made when opened, app/export_explorers.py).
+LATER = ("controls", "editor-area", "bottom")
 EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items)"
 
 
@@ -239,6 +241,11 @@ class ExportPage:
             for kind in ("json", "csv")
         }
         self.roots = dict(page.roots)
+        # What static/a11y.js names the controls and which figures get tables go with the first roots,
+        # the token sliders' names included (the controls' root, which carries them in the served page,
+        # comes later here: LATER).
+        top, controls = self.roots["top"], self.roots["controls"]
+        top.tags, controls.tags = [*top.tags, *controls.tags], []
         # Fluid like the editor inside it (widgets/editor.py FLUID): the download row wraps on a phone.
         self.roots["editor"] = column(
             wrapping_row(
@@ -273,7 +280,10 @@ class ExportPage:
     def document(self) -> Document:
         """A Bokeh document with the page's roots; once BokehJS has made its views, it binds them."""
         doc = Document()
-        for root in self.roots.values():
+        # The roots made later go last, in LATER's order: Bokeh writes each model out in full where the
+        # document first reaches it, so the first roots then hold every model they use (embed_later).
+        later = {root.name: root for root in self.roots.values() if root.name in LATER}
+        for root in [r for r in self.roots.values() if r.name not in later] + [later[n] for n in LATER]:
             doc.add_root(root)
         doc.js_on_event(
             "document_ready",
@@ -355,14 +365,58 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
 
 
 def embed_later(page_html: str, later: tuple[str, ...]) -> str:
-    """The page with Bokeh's embed call handed to static/explorer_page.js's, which makes the views of the
-    roots named in `later` only after the others are ready."""
-    if page_html.count(EMBED_CALL) != 1:
+    """The page with Bokeh's embed call handed to static/explorer_page.js's, which makes the roots named
+    in `later` only after the others are ready: their JSON is taken out of the document's and kept in a
+    script of its own (`<id>-later`), which BokehJS reads only then (each model read costs start-up time)."""
+    found = re.findall(r'<script type="application/json" id="([^"]+)">\s*(.*?)\s*</script>', page_html, re.S)
+    if page_html.count(EMBED_CALL) != 1 or len(found) != 1:
         raise SystemExit(
             "this Bokeh writes its embed call differently: app/export.py embed_later needs updating"
         )
-    call = f"root.HeadExplorerPage.embed(root.Bokeh, docs_json, render_items, {json.dumps(list(later))})"
+    json_id, text = found[0]
+    docs = json.loads(html.unescape(text))
+    (doc,) = docs.values()
+    waiting = [root for root in doc["roots"] if root["attributes"].get("name") in later]
+    first = [root for root in doc["roots"] if root not in waiting]
+    if [root["attributes"]["name"] for root in waiting] != list(later):
+        raise SystemExit(f"app/export.py embed_later: the document's last roots are not {later}")
+    _check_defined_before_use(first, doc.get("callbacks"), *waiting)
+    doc["roots"] = first
+
+    def script(element_id: str, value) -> str:  # as Bokeh writes its own (HTML-escaped JSON)
+        text = html.escape(json.dumps(value, separators=(",", ":"), allow_nan=False), quote=False)
+        return f'<script type="application/json" id="{element_id}">\n{text}\n</script>'
+
+    old = re.search(r'<script type="application/json" id="[^"]+">.*?</script>', page_html, re.S).group(0)
+    page_html = page_html.replace(old, script(json_id, docs) + "\n" + script(f"{json_id}-later", waiting))
+    call = (
+        f"root.HeadExplorerPage.embed(root.Bokeh, docs_json, render_items, {json.dumps(list(later))}, "
+        f"{json.dumps(json_id + '-later')})"
+    )
     return page_html.replace(EMBED_CALL, call)
+
+
+def _check_defined_before_use(*parts) -> None:
+    """Each part of a document's JSON, read in this order, refers only to models written out in full in
+    it or before it (BokehJS reads a later root against the models it already has)."""
+    known: set[str] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            if set(node) == {"id"}:
+                if node["id"] not in known:
+                    raise SystemExit(f"app/export.py: model {node['id']} is used before it is defined")
+                return
+            if node.get("type") == "object" and "id" in node:
+                known.add(node["id"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for part in parts:
+        walk(part)
 
 
 def with_lab(page_html: str) -> str:

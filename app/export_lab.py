@@ -2,7 +2,9 @@
 
 `with_lab(page_html)` puts the section into an exported page (after the head's <main>, or at the end of a
 fragment). static/lab.js draws the lab in plain DOM from the inlined JSON (no Bokeh models, no network),
-from the same data and with the same code as the served page's lab (widgets/lab_view.py).
+from the same data and with the same code as the served page's lab (widgets/lab_view.py). In the export it
+is drawn once the explorer above it has all its parts (static/explorer_page.js afterEmbed): drawn first,
+it cost the explorer's start-up its own drawing and a share of every layout pass BokehJS forces.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ def _script(text: str) -> str:
 def lab_section() -> str:
     """The lab's HTML: a section, its styles, the data and the code that draws it."""
     data = lab_json().replace("</", "<\\/")
+    # drawn once the explorer above it is whole (static/explorer_page.js afterEmbed), not before it
     mount = (
-        "(function () { window.TrainingLabPage = TrainingLab.fill(document.getElementById('training-lab'),"
-        " JSON.parse(document.getElementById('training-lab-data').textContent)); })();"
+        "(function () { const mount = () => { window.TrainingLabPage = TrainingLab.fill("
+        "document.getElementById('training-lab'),"
+        " JSON.parse(document.getElementById('training-lab-data').textContent)); };"
+        " const head = window.HeadExplorerPage;"
+        " if (head && head.afterEmbed) head.afterEmbed(mount); else mount(); })();"
     )
     return "\n".join(
         [

@@ -10,9 +10,12 @@ CustomJS writes 16 new values a move: BokehJS inline and nothing else), each in 
 and measures:
 * time to interactive: from navigation start (performance.now() = 0) to the first animation frame in
   which the steps panel shows the chapter's weights and, in the export, the binding is ready (its sliders
-  drive the weights from then on); the export makes the views of its lower parts (the scores and
-  projections, the editor, the further explorers) after that, one in each idle moment, and the time
-  they are all made ("complete") is reported beside it; the moves start once it is complete;
+  drive the weights from then on). The floor's TTI is the same frame condition on its one slider,
+  heatmap and steps Div (no binding to wait for). The export's first part is the weights, the blend,
+  the token sliders, the steps and the "Going further" tabs; it reads and makes its other parts (the
+  control panel, the editor, the scores and projections: app/export.py LATER) after that, one in each
+  idle moment, and the time they are all made ("complete") is reported beside it; the moves start once
+  it is complete;
 * slider → repaint: `doc.get_model_by_name('x-3-0').value = v` set in the page (v alternating so every
   move changes the weights); the clock stops at the first animation frame after the 'weights-cells'
   source changed.  One move at a time; the median of each round's moves;

@@ -89,59 +89,62 @@
 
   // --- embedding: what the first interaction needs first, the rest right after ------------------------
 
-  const laterModels = new WeakMap(); // document → Map(id → model) of its roots not yet added (embed)
-
-  /** A model of `doc` by id, also while it waits in a root that `embed` adds later. */
-  function modelById(doc, id) {
-    const model = doc.get_model_by_id(id);
-    if (model) return model;
-    const later = laterModels.get(doc);
-    return later ? later.get(id) || null : null;
-  }
-
   const afterPaint = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
   const whenIdle = (ms) => new Promise((done) => {
     if (typeof requestIdleCallback === 'function') requestIdleCallback(() => done(), { timeout: ms });
     else setTimeout(done, 0);
   });
+  const nextTask = () => new Promise((done) => setTimeout(done, 0));
 
   /**
    * Bokeh's embed_items for the page's one document (app/export.py calls this in its place), except that
-   * the roots named in `later` get their views only after the others are ready and painted, in that order.
-   * BokehJS makes a view for every model of a root and lays it out before the document is ready; the
-   * figures below the weights and the blend and the editor are ~half of the page's models, and not
-   * needed for the first move of a slider. They wait outside the document (so the document becomes ready,
-   * and the binding runs, without them: `modelById` still finds them), then each is added back in an idle
-   * moment of its own (at most LATER_MS later), one root a task, so a drag started meanwhile is not held.
-   * Should this BokehJS lack what it uses, Bokeh's own embed_items makes the whole page at once.
+   * the roots named in `later` are read and get their views only after the others are ready and painted,
+   * in that order. The figures below the weights and the blend and the editor are more than half of the
+   * page's models, and not needed for the first move of a slider: app/export.py keeps their JSON apart
+   * (the script `laterId`), so neither reading it into models nor making their views holds up the first
+   * part. Each is then read in an idle moment of its own (at most LATER_MS later) and handed to the
+   * binding (page.attach, which brings it up to date), and its views are made in the next task, so a drag
+   * started meanwhile is not held. Should this BokehJS lack what this uses, Bokeh's own embed_items makes
+   * the whole page at once.
    */
-  async function embed(Bokeh, docsJson, renderItems, later) {
+  async function embed(Bokeh, docsJson, renderItems, later, laterId) {
     if (typeof docsJson === 'string') docsJson = JSON.parse(Bokeh.require('core/util/string').unescape(docsJson));
     const entries = Object.entries(docsJson);
     const item = renderItems[0];
-    if (entries.length !== 1 || renderItems.length !== 1 || !later || !later.length) {
-      return Bokeh.embed.embed_items(docsJson, renderItems);
+    const laterScript = laterId ? document.getElementById(laterId) : null;
+    let waiting = [];
+    try {
+      if (laterScript) waiting = JSON.parse(Bokeh.require('core/util/string').unescape(laterScript.textContent));
+    } catch (err) {
+      console.error('explorer_page.js: the later roots cannot be read', err);
+    }
+    const whole = async () => { // the document with every root, by Bokeh's embed_items
+      if (entries.length === 1) entries[0][1].roots = [...entries[0][1].roots, ...waiting];
+      try {
+        return await Bokeh.embed.embed_items(docsJson, renderItems);
+      } finally {
+        embedded();
+      }
+    };
+    if (entries.length !== 1 || renderItems.length !== 1 || !later || !later.length || !waiting.length) {
+      return whole();
     }
     performance.mark('head-embed-start');
-    let doc, dom, elementOf, waiting, models, slots;
+    let doc, dom, Deserializer, elements, slots;
     try {
       dom = Bokeh.require('embed/dom');
+      Deserializer = Bokeh.require('core/serialization/deserializer').Deserializer;
       doc = Bokeh.require('document').Document.from_json(entries[0][1]);
       performance.mark('head-embed-json');
-      const elements = dom._resolve_root_elements(item);
-      elementOf = new Map(doc.roots().map((root, k) => [root, elements[k]]));
-      waiting = later.map((name) => doc.roots().find((root) => root.name === name)).filter(Boolean);
-      models = new Map();
-      for (const root of waiting) for (const m of root.references()) models.set(m.id, m);
-      // add_document_standalone places the root at index k of the document's roots in the k-th element
-      slots = doc.roots().filter((root) => !waiting.includes(root)).map((root) => elementOf.get(root));
+      elements = dom._resolve_root_elements(item); // one a root, in the document's order: the later ones last
+      if (elements.length !== doc.roots().length + waiting.length || typeof doc.add_root !== 'function' ||
+          !(doc._all_models instanceof Map)) throw new Error('unexpected document');
+      slots = elements.slice(0, doc.roots().length);
+      embedding.add(doc);
     } catch (err) {
       console.error('explorer_page.js: embedding in steps failed; the whole page at once', err);
-      return Bokeh.embed.embed_items(docsJson, renderItems);
+      return whole();
     }
-    laterModels.set(doc, models);
-    for (const root of waiting) doc.remove_root(root);
-    performance.mark('head-embed-doc');
     await Bokeh.embed.add_document_standalone(doc, dom._resolve_element(item), slots);
     performance.mark('head-embed-views');
     // the binding runs from the document's document_ready callback, which BokehJS runs asynchronously
@@ -151,23 +154,66 @@
       setTimeout(done, BIND_WAIT_MS); // a page without a binding still gets its roots
     });
     await afterPaint();
-    for (const root of waiting) {
+    const pages = () => bound.filter((page) => page.doc === doc);
+    for (const json of waiting) {
       await whenIdle(LATER_MS);
-      slots[doc.roots().length] = elementOf.get(root);
-      performance.mark(`head-add-${root.name}`);
+      const name = json.attributes && json.attributes.name;
+      performance.mark(`head-read-${name}`);
+      // read against the document's models, as Document.apply_json_patch reads a root the server adds;
+      // its own models join the document with it (add_root), meanwhile modelById finds them
+      const root = new Deserializer(doc.resolver, new Map(doc._all_models)).decode(json);
+      const models = new Map([...root.references()].map((model) => [model.id, model]));
+      laterModels.set(doc, models);
+      for (const page of pages()) page.attach(); // written up to date before its views are made
+      await nextTask();
+      slots[doc.roots().length] = elements[doc.roots().length];
+      performance.mark(`head-add-${name}`);
       doc.add_root(root); // BokehJS makes its views in the microtasks that follow
-      await new Promise((done) => setTimeout(done, 0));
-      performance.mark(`head-added-${root.name}`);
-      for (const m of root.references()) models.delete(m.id);
-      for (const page of bound) if (page.doc === doc) page.watch();
+      laterModels.delete(doc);
+      await nextTask();
+      performance.mark(`head-added-${name}`);
+      for (const page of pages()) page.watch();
     }
-    laterModels.delete(doc);
+    embedding.delete(doc);
     performance.mark('head-embed-complete');
-    for (const page of bound) if (page.doc === doc) page.complete = true;
+    embedded();
+    for (const page of pages()) page.complete = true;
   }
-  const LATER_MS = 300; // the longest a root added later waits for an idle moment
+
+  // What waits for the explorer to be made whole (afterEmbed): the training lab below it (app/export_lab.py),
+  // which would otherwise be drawn, and laid out in every layout pass BokehJS forces, before the explorer.
+  const afterEmbedDone = [];
+  let embedDone = false;
+  function embedded() {
+    embedDone = true;
+    for (const callback of afterEmbedDone.splice(0)) {
+      try { callback(); } catch (err) { console.error(err); }
+    }
+  }
+  /** Runs `callback` once embed has made every root (at once if it has); should embed never run or end,
+   * AFTER_EMBED_MS after the page's load event at the latest. */
+  function afterEmbed(callback) {
+    if (embedDone) return callback();
+    afterEmbedDone.push(callback);
+    const late = () => setTimeout(embedded, AFTER_EMBED_MS);
+    if (document.readyState === 'complete') late();
+    else window.addEventListener('load', late, { once: true });
+  }
+  const AFTER_EMBED_MS = 10000;
+  const LATER_MS = 300; // the longest a root read later waits for an idle moment
   const BIND_WAIT_MS = 5000;
   const whenBound = new WeakMap(); // document → resolve() of embed's wait for its binding
+  const embedding = new WeakSet(); // documents whose later roots embed has still to add
+  const laterModels = new WeakMap(); // document → Map(id → model) of the root read and not yet added
+
+  /** A model of `doc` by id, also while it waits in a root that `embed` has read and not yet added;
+   * null for one in a root not read yet. */
+  function modelById(doc, id) {
+    const model = doc.get_model_by_id(id);
+    if (model) return model;
+    const later = laterModels.get(doc);
+    return later ? later.get(id) || null : null;
+  }
 
   function bind(doc, config) {
     performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
@@ -181,9 +227,10 @@
       }
       return ref;
     };
-    const M = get(config.models);
-    const C_ = M.controls;
-    const E = M.editor;
+    // The models of a root that embed reads later are null until then (page.attach resolves them again).
+    let M = get(config.models);
+    let C_ = M.controls; // its sliders (C_.tokens) come first; the rest of the panel may be read later
+    let E = M.editor;
     const SWITCHES = config.switches;
     let state = logic.initial();
     let syncing = false;
@@ -272,17 +319,22 @@
     const parts = {}; // name → { visible, stale (null, 'update' or 'reshape'), catchUp(reshape) }
     let settleTimer = null;
 
+    // A part whose models are not read yet (`model` null) is not written: it catches up in page.attach.
     function part(name, model, catchUp) {
       parts[name] = { visible: true, stale: null, model, catchUp };
     }
-    for (const [name, plot] of Object.entries(M.plots)) {
-      part(name, plot.figure, (reshape) => paintPlot(plot, logic.render(state), state, reshape));
+    for (const name of Object.keys(M.plots)) {
+      part(name, M.plots[name].figure, (reshape) => paintPlot(M.plots[name], logic.render(state), state, reshape));
     }
     part('blend', M.blend.figure, (reshape) => paintBlend(logic.render(state), state, reshape));
     part('editor', E.area, () => syncEditor(state, null));
 
     function isStale(name, reshape) {
       const p = parts[name];
+      if (p.model === null) { // not read yet: page.attach catches it up, whatever happens meanwhile
+        p.stale = 'reshape';
+        return true;
+      }
       if (p.visible) return false;
       p.stale = reshape || p.stale === 'reshape' ? 'reshape' : 'update';
       clearTimeout(settleTimer);
@@ -292,7 +344,7 @@
 
     function bringUpToDate(name) {
       const p = parts[name];
-      if (p.stale === null) return;
+      if (p.stale === null || p.model === null) return;
       const reshape = p.stale === 'reshape';
       p.stale = null;
       syncing = true;
@@ -320,7 +372,7 @@
         }
       }, { rootMargin: '100px' });
       for (const [name, p] of Object.entries(parts)) {
-        if (watched.has(name)) continue;
+        if (watched.has(name) || p.model === null) continue;
         const view = Bokeh.index.find_one(p.model);
         if (!view || !view.el) continue; // not found: it stays "on screen" and is always written
         watched.add(name);
@@ -404,7 +456,7 @@
 
     const SliderClass = M.controls.tokens.children[0].children[0].constructor;
     const RowClass = M.controls.tokens.children[0].constructor;
-    const NumberClass = E.grids.W_Q.children[1].children[0].constructor;
+    const NumberClass = () => E.grids.W_Q.children[1].children[0].constructor; // once the editor is read
 
     function sliderRange(v) {
       const t = Math.trunc(v);
@@ -471,7 +523,7 @@
       const grid = E.grids[name];
       const title = grid.children[0];
       const cells = W.map((line, r) => line.map((v, c) => {
-        const box = new NumberClass({ value: v, mode: 'float', width: V.grid_width, name: `${name}-${r}-${c}`, tags: [r, c] });
+        const box = new (NumberClass())({ value: v, mode: 'float', width: V.grid_width, name: `${name}-${r}-${c}`, tags: [r, c] });
         wireEntry(box, name, r, c);
         return box;
       }));
@@ -491,8 +543,11 @@
       }
     }
 
+    const messageMarkup = (s) => (s.message ? `<div class="alert">${esc(s.message)}</div>` : '');
+
     // The editor's fields, from the state (widgets/editor.py).
     function syncEditor(s, old) {
+      setText(E.message, messageMarkup(s));
       const labels = s.tokens.join(', ');
       if (E.labels.value !== labels) E.labels.value = labels;
       const C = s.X[0].length;
@@ -515,6 +570,19 @@
         : d === 1 ? 'd = 1: the blend plot puts every value on one line.' : '');
     }
 
+    // The control panel (preset, query, switches, note, message), once its root is read (embed).
+    function syncPanel(s, newTokens) {
+      if (!C_.preset) return; // page.attach writes it when it comes
+      if (newTokens) C_.query.options = s.tokens.map((label, k) => [String(k), String(label)]);
+      if (C_.query.value !== String(s.query)) C_.query.value = String(s.query);
+      for (const sw of SWITCHES) showSwitch(sw, C_.switches[sw.name], s[sw.name]);
+      const preset = s.preset || config.custom;
+      if (C_.preset.value !== preset) C_.preset.value = preset;
+      const note = config.notes[s.preset];
+      setText(C_.note, note !== undefined ? note : config.notes['']);
+      setText(C_.message, messageMarkup(s));
+    }
+
     let controlsShow = null; // the state the controls show: the figures' one, or the one before it for a task
     function syncControls(s) {
       const old = controlsShow;
@@ -527,17 +595,9 @@
         }
         if (!old || sliderShape(old) !== sliderShape(s)) buildSliders(s);
         else showSliderValues(s);
-        if (newTokens) C_.query.options = s.tokens.map((label, k) => [String(k), String(label)]);
-        if (C_.query.value !== String(s.query)) C_.query.value = String(s.query);
-        for (const sw of SWITCHES) showSwitch(sw, C_.switches[sw.name], s[sw.name]);
-        const preset = s.preset || config.custom;
-        if (C_.preset.value !== preset) C_.preset.value = preset;
-        const note = config.notes[s.preset];
-        setText(C_.note, note !== undefined ? note : config.notes['']);
+        syncPanel(s, newTokens);
         if (!isStale('editor', !old)) syncEditor(s, old);
-        const markup = s.message ? `<div class="alert">${esc(s.message)}</div>` : '';
-        setText(C_.message, markup);
-        setText(E.message, markup);
+        if (E.message) setText(E.message, messageMarkup(s)); // else syncEditor writes it once it is read
       } finally {
         syncing = false;
       }
@@ -611,49 +671,58 @@
       }));
     }
 
-    on(C_.query, 'value', (value) => {
-      const i = parseInt(value, 10);
-      if (!controlsDue && i !== state.query) dispatch({ do: 'query', index: i });
-    });
-    for (const sw of SWITCHES) {
-      const widget = C_.switches[sw.name];
-      if (sw.kind === 'toggle') {
-        on(widget, 'active', (active) => dispatch({ do: 'option', name: sw.name, value: Array.from(active || []).indexOf(0) >= 0 }));
-      } else if (sw.kind === 'choice') {
-        on(widget, 'active', (k) => dispatch({ do: 'option', name: sw.name, value: sw.choices[k] }));
-      } else {
-        on(widget, 'value', needsNumber(sw.label, (value) => {
-          if (value !== state[sw.name]) dispatch({ do: 'option', name: sw.name, value }, { link: !sw.slider });
-        }));
-        if (sw.slider) on(widget, 'value_throttled', () => { settle(); writeLink(); });
+    function wirePanel() {
+      on(C_.query, 'value', (value) => {
+        const i = parseInt(value, 10);
+        if (!controlsDue && i !== state.query) dispatch({ do: 'query', index: i });
+      });
+      for (const sw of SWITCHES) {
+        const widget = C_.switches[sw.name];
+        if (sw.kind === 'toggle') {
+          on(widget, 'active', (active) => dispatch({ do: 'option', name: sw.name, value: Array.from(active || []).indexOf(0) >= 0 }));
+        } else if (sw.kind === 'choice') {
+          on(widget, 'active', (k) => dispatch({ do: 'option', name: sw.name, value: sw.choices[k] }));
+        } else {
+          on(widget, 'value', needsNumber(sw.label, (value) => {
+            if (value !== state[sw.name]) dispatch({ do: 'option', name: sw.name, value }, { link: !sw.slider });
+          }));
+          if (sw.slider) on(widget, 'value_throttled', () => { settle(); writeLink(); });
+        }
+      }
+      on(C_.preset, 'value', (name) => {
+        if (name !== config.custom && name !== state.preset) dispatch({ do: 'preset', name });
+      });
+      C_.reset.on_event('button_click', () => dispatch({ do: 'reset' }));
+    }
+    // The editor and the downloads, once their root is read (embed), with the W grids Python made.
+    function wireEditor() {
+      on(E.labels, 'value', (text) => dispatch({ do: 'labels', text }));
+      E.add.on_event('button_click', () => dispatch({ do: 'add' }));
+      E.remove.on_event('button_click', () => dispatch({ do: 'remove' }));
+      on(E.C, 'value', needsNumber('C', (C) => { if (C !== state.X[0].length) dispatch({ do: 'widths', C }); }));
+      on(E.d, 'value', needsNumber('d', (d) => { if (d !== state.W_Q[0].length) dispatch({ do: 'widths', d }); }));
+      on(E.dim_x, 'value', (v) => dispatch({ do: 'dims', value: [parseInt(v, 10), state.dims[1]] }));
+      on(E.dim_y, 'value', (v) => dispatch({ do: 'dims', value: [state.dims[0], parseInt(v, 10)] }));
+
+      function download(text, filename, type) {
+        const url = URL.createObjectURL(new Blob([text], { type }));
+        const a = document.createElement('a');
+        a.href = url;
+        a.download = filename;
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 1000);
+      }
+      M.downloads.json.on_event('button_click', () => download(logic.asJson(state), 'attention-head.json', 'application/json'));
+      M.downloads.csv.on_event('button_click', () => download(logic.asCsv(state), 'attention-head.csv', 'text/csv'));
+      for (const name of ['W_Q', 'W_K', 'W_V']) {
+        page.grids[name] = E.grids[name].children.slice(1).map((row) => row.children);
+        page.grids[name].forEach((line) => line.forEach((box) => wireEntry(box, name, box.tags[0], box.tags[1])));
       }
     }
-    on(C_.preset, 'value', (name) => {
-      if (name !== config.custom && name !== state.preset) dispatch({ do: 'preset', name });
-    });
-    C_.reset.on_event('button_click', () => dispatch({ do: 'reset' }));
-    on(E.labels, 'value', (text) => dispatch({ do: 'labels', text }));
-    E.add.on_event('button_click', () => dispatch({ do: 'add' }));
-    E.remove.on_event('button_click', () => dispatch({ do: 'remove' }));
-    on(E.C, 'value', needsNumber('C', (C) => { if (C !== state.X[0].length) dispatch({ do: 'widths', C }); }));
-    on(E.d, 'value', needsNumber('d', (d) => { if (d !== state.W_Q[0].length) dispatch({ do: 'widths', d }); }));
-    on(E.dim_x, 'value', (v) => dispatch({ do: 'dims', value: [parseInt(v, 10), state.dims[1]] }));
-    on(E.dim_y, 'value', (v) => dispatch({ do: 'dims', value: [state.dims[0], parseInt(v, 10)] }));
 
-    function download(text, filename, type) {
-      const url = URL.createObjectURL(new Blob([text], { type }));
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = filename;
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 1000);
-    }
-    M.downloads.json.on_event('button_click', () => download(logic.asJson(state), 'attention-head.json', 'application/json'));
-    M.downloads.csv.on_event('button_click', () => download(logic.asCsv(state), 'attention-head.csv', 'text/csv'));
-
-    // The sliders and grids Python made get the same wiring as the ones made here.
+    // The sliders Python made get the same wiring as the ones made here.
     page.sliders = [];
     page.slidersShape = sliderShape(state);
     page.grids = {};
@@ -662,23 +731,45 @@
       (page.sliders[t] = page.sliders[t] || [])[c] = slider;
       wireSlider(slider, t, c);
     }
-    for (const name of ['W_Q', 'W_K', 'W_V']) {
-      page.grids[name] = E.grids[name].children.slice(1).map((row) => row.children);
-      page.grids[name].forEach((line) => line.forEach((box) => wireEntry(box, name, box.tags[0], box.tags[1])));
-    }
+    let editorWired = false;
+    if (E.labels) { wireEditor(); editorWired = true; }
+    let panelWired = false;
+    if (C_.preset) { wirePanel(); panelWired = true; }
+
+    /** embed has read a root it adds later: its models are resolved, wired, and brought up to date with
+     * the state (a move or a link may have come first) before BokehJS makes their views. */
+    page.attach = function attach() {
+      M = get(config.models);
+      E = M.editor;
+      C_ = M.controls;
+      if (!editorWired && E.labels) { wireEditor(); editorWired = true; }
+      if (!panelWired && C_.preset) {
+        wirePanel();
+        panelWired = true;
+        syncing = true;
+        try { syncPanel(controlsShow || state, true); } finally { syncing = false; }
+      }
+      const models = { editor: E.area, blend: M.blend.figure };
+      for (const name of Object.keys(M.plots)) models[name] = M.plots[name].figure;
+      for (const [name, p] of Object.entries(parts)) {
+        if (p.model !== null || !models[name]) continue;
+        p.model = models[name];
+        bringUpToDate(name);
+      }
+    };
 
     // A link opens the head it names (the page starts on config.start without one).
     const params = ownsLink() ? readLink(linkWindow.location) : {};
     controlsShow = state; // as Python made them
     if (Object.keys(params).length) dispatch({ do: 'link', params });
     else syncControls(state);
-    watchScreen();
+    afterPaint().then(watchScreen); // not on the way to the first frame: until then every part is written
     page.ready = true;
-    page.complete = !laterModels.has(doc); // every root has its views (see embed)
+    page.complete = !embedding.has(doc); // every root has its views (see embed)
     if (whenBound.has(doc)) whenBound.get(doc)();
     performance.mark('head-bind-end');
     return page;
   }
 
-  window.HeadExplorerPage = { bind, embed, modelById, pages: bound, readLink };
+  window.HeadExplorerPage = { afterEmbed, bind, embed, modelById, pages: bound, readLink };
 })();

@@ -36,7 +36,7 @@ def test_roots_added_later_come_on_their_own_and_keep_a_move_made_before(exporte
     page.wait_for_function(f"() => window.HeadExplorerPage && {PAGE} && {PAGE}.ready")
     assert page.evaluate(f"() => {PAGE}.complete") is False
     names = page.evaluate("() => Bokeh.documents[0].roots().map((root) => root.name)")
-    assert names == ["controls", "top", "readout", "more"]  # the rest waits outside the document
+    assert names == ["top", "readout", "more"]  # the rest waits outside the document
     # A move before they come: the weights follow at once, the waiting figures get it too.
     state = HeadState()
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.5; }")
@@ -49,10 +49,10 @@ def test_roots_added_later_come_on_their_own_and_keep_a_move_made_before(exporte
         page.evaluate(RELEASE)
     # Every root in its place on the page (app/export.py AREAS), added in the order of LATER.
     roots = page.evaluate(ROOTS)
-    assert [name for name, _ in roots] == ["controls", "top", "readout", "more", *LATER]
+    assert [name for name, _ in roots] == ["top", "readout", "more", *LATER]
     assert all(
         area and area.split()[0] == f"area-{where}"
-        for where, (_, area) in zip(["controls", "top", "readout", "more", "bottom", "bottom"], roots)
+        for where, (_, area) in zip(["top", "readout", "more", "controls", "bottom", "bottom"], roots)
     ), roots
     assert_figures_match(page, state)  # the scores, the scaled scores and the projections included
     boxes = page.evaluate(f"() => {PAGE}.grids.W_Q.map((line) => line.map((box) => box.value))")
