@@ -84,6 +84,7 @@ class ExplorerPool:
 
         self._filling = True
         loop = IOLoop.current()
+        built_before = self.built
 
         def step() -> None:
             quiet = time.monotonic() - self._last_take
@@ -99,7 +100,8 @@ class ExplorerPool:
                 loop.call_later(GAP_S, step)
             else:
                 self._filling = False
-                print(f"Pages built ahead: {len(self._ready)} ready in process {os.getpid()}", flush=True)
+                if self.built > built_before:
+                    print(f"Pages built ahead: {len(self._ready)} ready in process {os.getpid()}", flush=True)
 
         loop.add_callback(step)
 
