@@ -6,7 +6,9 @@ import asyncio
 import math
 import os
 import re
+import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 
 from app.classroom import build_argv, default_origins, normalise_origin, server_env
 from app.run_cluster import render_nginx_conf
-from tests.conftest import NGINX, classroom_dry_run, serve
+from tests.conftest import NGINX, ROOT, classroom_dry_run, serve
 
 
 def flag_values(argv, flag):
@@ -313,3 +315,61 @@ def test_short_load_has_no_errors_and_no_leaks(classroom_server):
     assert [len(r["lat"]) for r in results] == [40] * 10
     assert sum(r["wrong"] for r in results) == 0  # each got the weights of its own moves, every time
     assert sum(r["foreign"] for r in results) == 0  # and the server never wrote to its slider
+
+
+# -- both cores by default (issue 13: a class arriving at once) --------------------------------------------
+
+
+def test_the_launcher_uses_every_core_behind_nginx_and_one_process_without_it():
+    from app.classroom import expect_per_process, processes_to_run
+
+    assert processes_to_run(0, 2, nginx=True, redis=True)[0] == 2  # the default: one per core
+    assert processes_to_run(0, 64, nginx=True, redis=True)[0] == 4  # at most AUTO_MAX_PROCESSES
+    assert processes_to_run(0, 1, nginx=True, redis=True)[0] == 1
+    assert processes_to_run(1, 8, nginx=True, redis=True)[0] == 1  # asked for
+    one, why = processes_to_run(0, 2, nginx=False, redis=True)
+    assert one == 1 and "nginx not installed" in why
+    with pytest.raises(ValueError, match="redis-server"):
+        processes_to_run(2, 2, nginx=True, redis=False)  # asked for, and not possible: say so
+    assert expect_per_process(100, 2) == 55 and expect_per_process(100, 1) == 100
+    assert expect_per_process(0, 2) == 0
+    out = classroom_dry_run("--port", "5399", "--processes", "2")
+    assert "Serving from 2 processes behind nginx" in out and "--num-procs 1" in out
+    assert "--port N --address 127.0.0.1" in out and "--allow-websocket-origin 127.0.0.1:5399" in out
+
+
+@pytest.mark.skipif(NGINX is None or not shutil.which("redis-server"), reason="needs nginx and redis-server")
+def test_the_default_launcher_serves_working_pages_through_nginx(tmp_path):
+    """`python -m app.classroom` as a teacher runs it, two processes: a page opened as a browser opens it
+    (GET, then its websocket with the cookie nginx set) works, and stopping the launcher stops everything."""
+    import signal
+    import time
+
+    from app.serving import free_port, wait_for_http
+    from bench.class_load import open_like_a_browser
+
+    port = free_port()
+    log = (tmp_path / "launcher.log").open("w")
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "app.classroom", "--port", str(port), "--address", "127.0.0.1",
+         "--processes", "2", "--no-admin", "--expect", "2"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/main", timeout=120)
+        pages = [{}, {}]
+        in_own_thread(
+            lambda: [asyncio.run(open_like_a_browser(f"http://127.0.0.1:{port}/main", 0, p)) for p in pages]
+        )
+        assert all(p.get("ok") for p in pages), pages
+    finally:
+        launcher.send_signal(signal.SIGTERM)
+        launcher.wait(timeout=60)
+        log.close()
+    text = (tmp_path / "launcher.log").read_text()
+    assert "Serving from 2 processes behind nginx" in text and "Traceback" not in text, text[-2000:]
+    servers = re.search(r"Server logs: (\S+)", text).group(1)
+    deadline = time.monotonic() + 20
+    while Path(servers).exists() and time.monotonic() < deadline:  # removed once every process has stopped
+        time.sleep(0.2)
+    assert not Path(servers).exists()
