@@ -38,7 +38,7 @@ def ready_page() -> ReadyPage:
     from app.served_page import explorer_page
     from widgets.explorer import HeadExplorer
 
-    explorer = HeadExplorer()
+    explorer = HeadExplorer(editor_on_open=True)
     return ReadyPage(explorer, explorer_page(explorer))
 
 
@@ -126,13 +126,14 @@ def pool() -> ExplorerPool | None:
 
 def page_for_session(session_args: dict) -> ReadyPage:
     """The explorer and page for a new session: from the pool when there is one (with the link's settings
-    applied), else built now (page None: serve_page builds it)."""
+    applied), else built now (page None: serve_page builds it). Either way its head editor is built when
+    the student first opens it (HeadExplorer.editor_on_open)."""
     from widgets.explorer import HeadExplorer
     from widgets.url_state import apply_params
 
     p = pool()
     if p is None:
-        return ReadyPage(HeadExplorer(sync_url=True), None)
+        return ReadyPage(HeadExplorer(sync_url=True, editor_on_open=True), None)
     ready = p.take()
     ready.explorer.sync_url = True
     if session_args:

@@ -248,6 +248,35 @@ WRONG_TYPE = {
 }
 
 
+async def open_editor(w) -> None:
+    """Open the head editor's card as a browser does (its models are built then, app/pool.py), and learn the
+    new models' ids from a second pull of the document."""
+    from bench.load_test import find_models
+
+    def cards(x):  # the page's one Card model, found by its type
+        if isinstance(x, dict):
+            if x.get("type") == "object" and x.get("name") == "panel.models.layout.Card":
+                yield x["id"]
+            for v in x.values():
+                yield from cards(v)
+        elif isinstance(x, list):
+            for v in x:
+                yield from cards(v)
+
+    _, content = await w.request("PULL-DOC-REQ", {})
+    (card,) = set(cards(content["doc"]))
+    event = {"kind": "ModelChanged", "model": {"id": card}, "attr": "collapsed", "new": False}
+    await w.request("PATCH-DOC", {"events": [event]})
+    for _ in range(100):  # Panel applies the change on a later turn of the server's loop
+        _, content = await w.request("PULL-DOC-REQ", {})
+        found = find_models(content["doc"], w.names)
+        if "W_Q-0-0" in found:
+            break
+        await asyncio.sleep(0.1)
+    assert "W_Q-0-0" in found and "labels" in found, sorted(found)
+    w.ids.update({k: v[0] for k, v in found.items()})
+
+
 def test_fuzzed_bad_inputs_keep_the_session_working(classroom_server):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -259,6 +288,7 @@ def test_fuzzed_bad_inputs_keep_the_session_working(classroom_server):
     def fuzz():  # the client's loop, in a thread of its own (see in_own_thread)
         loop = asyncio.new_event_loop()
         w = loop.run_until_complete(Wire(f"{base}/main", names=("W_Q-0-0",)).open())
+        loop.run_until_complete(open_editor(w))
         good_values = iter(round(-1.2 + 0.01 * i, 2) for i in range(10_000))
         widget_bad = st.sampled_from([(n, v) for n, vs in WIDGET_BAD.items() for v in vs])
         wrong_type = st.sampled_from([(n, v) for n, vs in WRONG_TYPE.items() for v in vs])

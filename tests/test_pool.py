@@ -59,9 +59,16 @@ def test_a_pooled_page_becomes_the_sessions_document_with_its_classroom_line(mon
         line = pn.pane.Markdown("the classroom line")
         with_classroom(page, line).server_doc(doc)  # as serve_page does in a session
     names = {m.name for m in doc.models}
-    assert {"weights-cells", "editor", "x-3-0"} <= names  # the explorer, its editor and its sliders
+    assert {"weights-cells", "x-3-0"} <= names  # the explorer and its sliders
     assert any("the classroom line" in str(getattr(m, "text", "")) for m in doc.models)
     assert len(p) == 0 and p.taken == 1
+    # the head editor (a fifth of the page's models) is built when the student first opens its card
+    assert explorer.editor is None and not {"labels", "W_Q-0-0"} & names
+    (card,) = page.select(pn.Card)
+    with set_curdoc(doc):
+        card.collapsed = False
+    names = {m.name for m in doc.models}
+    assert {"labels", "W_Q-0-0", "W_V-2-1"} <= names and explorer.editor.labels.value == "The, cat, sat, it"
 
 
 def test_without_expect_every_session_builds_its_own(monkeypatch):
