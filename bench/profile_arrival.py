@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import json
 import os
@@ -79,6 +80,19 @@ def main(argv=None) -> dict:
 
     def mark(name):  # runs on the server's thread: its CPU clock
         marks[name] = time.thread_time()
+        marks[f"gc_{name}"] = gc_time[0]
+
+    # the garbage collector's share of the server thread's time (it runs inside whatever allocates)
+    server_thread, gc_time, gc_started = threading.get_ident(), [0.0], [0.0]
+
+    def on_gc(phase, info) -> None:
+        if threading.get_ident() == server_thread:
+            if phase == "start":
+                gc_started[0] = time.thread_time()
+            else:
+                gc_time[0] += time.thread_time() - gc_started[0]
+
+    gc.callbacks.append(on_gc)
 
     def clients() -> None:
         try:
@@ -103,7 +117,12 @@ def main(argv=None) -> dict:
                 if bad:
                     raise RuntimeError(f"pages not working: {bad[:2]}")
                 per_round.append((marks["end"] - marks["start"]) / args.students)
-                print(f"round {r + 1}: server thread CPU {1000 * per_round[-1]:.1f} ms a student", flush=True)
+                gc_share = (marks["gc_end"] - marks["gc_start"]) / args.students
+                print(
+                    f"round {r + 1}: server thread CPU {1000 * per_round[-1]:.1f} ms a student, "
+                    f"of which garbage collection {1000 * gc_share:.1f} ms",
+                    flush=True,
+                )
             report["load_end"] = open("/proc/loadavg").read().split()[:3]
         finally:
             loop.add_callback(loop.stop)
