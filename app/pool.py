@@ -98,9 +98,9 @@ class ExplorerPool:
             except Exception:  # a build that fails must not stop the server; sessions build their own
                 log.exception("building a page ahead failed")
                 more = False
-            if more:
+            if more and len(self._ready) < self.size:
                 loop.call_later(GAP_S, step)
-            else:
+            else:  # full now (not a turn later, when a session may already have taken a page)
                 self._filling = False
                 # The garbage collector's full passes walk every object in the process, the pool's ~3 MB a
                 # page too: with 60 pages ready, one pass in an arrival cost 1.3 s (bench/profile_arrival.py).
