@@ -1,4 +1,4 @@
-"""N `panel serve` backends on loopback behind one nginx, for a demo or a test.
+"""N `panel serve` backends on loopback behind one nginx: how app.classroom uses several cores; also alone.
 
     python -m app.run_cluster --processes 2 --port 5310
 
