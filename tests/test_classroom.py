@@ -59,8 +59,9 @@ def test_classroom_dry_run_prints_command_and_url():
 
 
 def test_return_memory_starts_the_server_on_the_c_allocator():
-    out = classroom_dry_run("--return-memory")
+    out = classroom_dry_run("--return-memory", "--processes", "1")
     assert "Running: PYTHONMALLOC=malloc " in out
+    assert "\n  PYTHONMALLOC=malloc " in classroom_dry_run("--return-memory", "--processes", "2")
     assert server_env(True)["PYTHONMALLOC"] == "malloc"
     assert server_env(False).get("PYTHONMALLOC") == os.environ.get("PYTHONMALLOC")
 
