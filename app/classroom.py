@@ -21,12 +21,16 @@ command and the address students should open:
   TCP_NODELAY for every websocket (-40 ms per move, see ``set_tcp_nodelay``), sets
   ``pn.config.reconnect = True`` (the browser reconnects by itself after a
   dropped connection or a sleep) and the disconnect / ready notifications;
-* ``--num-procs N`` for N worker processes on one machine (Bokeh forks after
-  binding the port; sessions are sticky to a process because the websocket
-  stays on the connection it was opened on).  With more than one, the launcher
-  also starts a private redis-server on loopback, through which the teacher's
-  sends and the class view reach every process (widgets/broadcast.py), and stops
-  it when the server stops.
+* one server process per core by default (``--processes N`` to choose; at most
+  AUTO_MAX_PROCESSES when chosen for you).  With more than one, the launcher runs
+  each `panel serve` on a loopback port behind nginx on the students' port
+  (app/run_cluster.py): a page's websocket must reach the process that built its
+  session (Bokeh's own ``--num-procs`` lets the kernel pick a process for each
+  connection, and half the websockets then built their session a second time),
+  and nginx's cookie keeps them together.  It also starts a private redis-server on
+  loopback, through which the teacher's sends and the class view reach every process
+  (widgets/broadcast.py).  Everything stops together.  Without nginx or
+  redis-server (setup.sh installs both) it serves from one process.
 
 ``--return-memory`` starts the server with ``PYTHONMALLOC=malloc``: it then gives
 a class's memory back to the system once the class has left (within 3 % of idle,
@@ -40,12 +44,10 @@ with Redis to look after, to a child process), so Ctrl-C stops the server direct
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import secrets
 import signal
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -58,6 +60,7 @@ TEACHER_APP = ROOT / "app" / "teacher.py"  # issue 15: the teacher's page and it
 TEACHER_ACCESS = ROOT / "app" / "teacher_access.py"
 SETUP = Path(__file__).resolve()
 
+AUTO_MAX_PROCESSES = 4  # one process per core, up to this many, unless --processes says otherwise
 KEEP_ALIVE_MS = 20_000  # below the usual 60 s idle timeout of proxies and Wi-Fi NAT
 CHECK_UNUSED_MS = 10_000
 DEFAULT_LIFETIME_MIN = 20.0  # a closed or sleeping tab keeps its session this long
@@ -201,7 +204,13 @@ def parse_args(args=None) -> argparse.Namespace:
         metavar="HOST[:PORT]",
         help="another address students use to reach this machine (an IP, a DNS alias, a proxy); repeatable",
     )
-    p.add_argument("--processes", type=int, default=1, help="worker processes (about 1 per core)")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help=f"server processes (default: one per core, at most {AUTO_MAX_PROCESSES}; more than one runs "
+        "behind nginx)",
+    )
     p.add_argument(
         "--session-lifetime",
         type=float,
@@ -223,76 +232,120 @@ def parse_args(args=None) -> argparse.Namespace:
         type=int,
         default=0,
         metavar="N",
-        help="students expected: each process builds N pages ahead while idle, so a class arriving at once "
-        "is not kept waiting (~2 MB of memory each)",
+        help="students expected: the server builds N pages ahead while idle (shared among its processes), so "
+        "a class arriving at once is not kept waiting (~3 MB of memory each)",
     )
     p.add_argument("--dry-run", action="store_true", help="print the command and exit")
     return p.parse_args(args)
 
 
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def processes_to_run(requested: int, cores: int, nginx: bool, redis: bool) -> tuple[int, str]:
+    """(server processes, why): `requested` when given (0: one per core, at most AUTO_MAX_PROCESSES); more
+    than one needs nginx in front and Redis between them, else one."""
+    if requested < 0 or requested > 64:
+        raise ValueError("processes must be between 1 and 64")
+    wanted = requested or min(cores, AUTO_MAX_PROCESSES)
+    if wanted > 1 and not (nginx and redis):
+        missing = " and ".join(name for name, ok in (("nginx", nginx), ("redis-server", redis)) if not ok)
+        if requested:
+            raise ValueError(f"{requested} processes need {missing} (setup.sh installs them)")
+        return 1, f"one process: {missing} not installed (setup.sh installs them)"
+    if wanted == 1:
+        return 1, "one process" + ("" if requested else " (one core)")
+    how = "" if requested else f", one per core of {cores}"
+    return wanted, f"{wanted} processes behind nginx{how}"
+
+
+def expect_per_process(expect: int, processes: int) -> int:
+    """Pages each process builds ahead: its share of the class, and a tenth more (nginx sends each new
+    student to the process with the fewest connections, so the shares come out nearly even)."""
+    if expect <= 0:
+        return 0
+    return -(-expect * 11 // (10 * processes)) if processes > 1 else expect  # rounded up, in whole numbers
+
+
 def main(args=None) -> None:
+    from app.redis_server import REDIS_SERVER
+    from app.run_cluster import NGINX
+
     ns = parse_args(args)
     try:
+        processes, why = processes_to_run(
+            ns.processes, cores(), Path(NGINX).exists(), Path(REDIS_SERVER).exists()
+        )
         argv = build_argv(
-            ns.port,
-            ns.address,
-            ns.origin,
-            ns.processes,
-            session_lifetime_min=ns.session_lifetime,
-            admin=not ns.no_admin,
+            ns.port, ns.address, ns.origin, 1, session_lifetime_min=ns.session_lifetime, admin=not ns.no_admin
         )
     except ValueError as exc:
         sys.exit(f"app.classroom: {exc}")
     prefix = [f"{k}={v}" for k, v in RETURN_MEMORY_ENV.items()] if ns.return_memory else []
     prefix += [f"{k}={v}" for k, v in origin_env(allowed_origins(ns.port, ns.origin)).items()]
-    print("Running:", " ".join(prefix + argv), flush=True)
+    print(f"Serving from {why}.", flush=True)
+    if processes == 1:
+        print("Running:", " ".join(prefix + argv), flush=True)
+    else:
+        here = f"--port {ns.port} --address {ns.address}"
+        backend = " ".join(prefix + argv).replace(here, "--port N --address 127.0.0.1")
+        print(f"Running: nginx on {ns.address}:{ns.port} in front of {processes} processes, each", flush=True)
+        print(f"  {backend}", flush=True)
     key = secrets.token_urlsafe(16)  # the teacher's pages answer only with it (app/teacher_access.py)
     print(announce(ns.port, key, not ns.no_admin, colour=sys.stdout.isatty()), flush=True)
     if ns.dry_run:
         return
     os.chdir(ROOT)
     origins = allowed_origins(ns.port, ns.origin)
-    env = {"teacher_key": key, "student_url": student_url(ns.port), "origins": origins, "expect": ns.expect}
-    if ns.processes == 1:
-        os.execvpe(argv[0], argv, server_env(ns.return_memory, **env))
-    run_with_redis(argv, ns.return_memory, env, ns.redis_port)
+    expect = expect_per_process(ns.expect, processes)
+    if processes == 1:
+        env = {"teacher_key": key, "student_url": student_url(ns.port), "origins": origins}
+        os.execvpe(argv[0], argv, server_env(ns.return_memory, expect, **env))
+    run_behind_nginx(ns, processes, key, origins, expect)
 
 
-def run_with_redis(argv: list[str], return_memory: bool, env: dict, redis_port: int | None = None) -> None:
-    """Several processes: start a private Redis for the class bus, run the server, stop both together.
-    A Redis that stops on its own is started again (students keep working meanwhile; sends and the class
-    view wait for it)."""
+def run_behind_nginx(ns: argparse.Namespace, processes: int, key: str, origins: list, expect: int) -> None:
+    """Several processes: each `panel serve` on a loopback port, nginx on the students' port in front, a
+    private Redis for the class bus (app/run_cluster.py); all stop together. A Redis that stops on its own is
+    started again (students keep working meanwhile; sends and the class view wait for it)."""
     import time
 
-    from app.redis_server import redis_url, start_redis
-    from app.serving import free_port, stop_process
+    from app.redis_server import start_redis
+    from app.run_cluster import cluster
 
-    port = redis_port or free_port()
-    redis = start_redis(port)
-    print(f"Class bus: redis-server on 127.0.0.1:{port}", flush=True)
-    # its own process group: Bokeh's --num-procs forks the workers, and stopping only the parent would
-    # leave them running (seen: two workers orphaned after the launcher alone was interrupted)
-    server = subprocess.Popen(
-        argv, env=server_env(return_memory, **env, redis_url=redis_url(port)), start_new_session=True
-    )
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     try:
-        while server.poll() is None:
-            time.sleep(1)
-            if redis.poll() is not None:
-                print("Class bus: redis-server stopped; starting it again", flush=True)
-                try:
-                    redis = start_redis(port)
-                except RuntimeError as exc:  # try again in a second
-                    print(f"Class bus: {exc}", flush=True)
+        with cluster(
+            processes,
+            ns.port,
+            listen=ns.address,
+            origins=origins,
+            session_lifetime_min=ns.session_lifetime,
+            return_memory=ns.return_memory,
+            teacher_key=key,
+            student_url=student_url(ns.port),
+            expect=expect,
+            admin=not ns.no_admin,
+            redis_port=ns.redis_port,
+        ) as c:
+            print(f"Class bus: redis-server on 127.0.0.1:{c['redis_port']}", flush=True)
+            print(f"Server logs: {c['dir']} (while it runs)", flush=True)
+            while all(p.poll() is None for _, p in c["backends"]) and c["nginx"].poll() is None:
+                time.sleep(1)
+                if c["redis"].poll() is not None:
+                    print("Class bus: redis-server stopped; starting it again", flush=True)
+                    try:
+                        c["redis"] = start_redis(c["redis_port"])
+                    except RuntimeError as exc:  # try again in a second
+                        print(f"Class bus: {exc}", flush=True)
+            print("A server process stopped; stopping the others", flush=True)
     except KeyboardInterrupt:
         pass
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, signal.SIGTERM)  # the parent and every worker it forked
-        stop_process(server)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, signal.SIGKILL)  # a worker still there after the parent's 10 s
-        stop_process(redis)
 
 
 def configure_server() -> None:

@@ -1,4 +1,4 @@
-"""N `panel serve` backends on loopback behind one nginx, for a demo or a test.
+"""N `panel serve` backends on loopback behind one nginx: how app.classroom uses several cores; also alone.
 
     python -m app.run_cluster --processes 2 --port 5310
 
@@ -63,26 +63,35 @@ def cluster(
     addresses: list[str] | None = None,
     admin: bool = False,
     redis: bool | None = None,
+    listen: str = "127.0.0.1",
+    origins: list[str] | None = None,
+    student_url: str | None = None,
+    expect: int = 0,
+    redis_port: int | None = None,
 ):
     """Yield a dict: url (of nginx), backends [(port, Popen)], nginx (Popen), dir, and with Redis (by
     default when there is more than one backend: the class bus, issue 15) redis (Popen) and redis_port.
 
-    `teacher_key` opens the backends' teacher and admin pages (app/teacher_access.py); `addresses`
-    stands in for this machine's own addresses (tests)."""
+    nginx listens on `listen`:`port`; the backends accept websockets from `origins` (HOST:PORT, the
+    addresses students reach nginx by; default: nginx's loopback names). `teacher_key` opens the backends'
+    teacher and admin pages (app/teacher_access.py), `student_url` is the address the teacher's page
+    shows, `expect` the pages each backend builds ahead (app/pool.py); `addresses` stands in for this
+    machine's own addresses (tests)."""
     port = port or free_port()
     backend_ports = backend_ports or [free_port() for _ in range(processes)]
     tmp = Path(tempfile.mkdtemp(prefix="attn-cluster-"))
     tmp.chmod(0o755)  # nginx's worker (nobody) reads and writes its temp dirs here
     logs = log_dir or tmp
-    origins = [f"127.0.0.1:{port}", f"localhost:{port}", f"{socket.gethostname()}:{port}"]
+    if origins is None:
+        origins = [f"127.0.0.1:{port}", f"localhost:{port}", f"{socket.gethostname()}:{port}"]
     procs: list[subprocess.Popen] = []
     nginx = None
     found: dict = {}
     try:
         backends = []
-        classroom: dict = {"teacher_key": teacher_key}
+        classroom: dict = {"teacher_key": teacher_key, "student_url": student_url}
         if redis if redis is not None else processes > 1:
-            found["redis_port"] = free_port()
+            found["redis_port"] = redis_port or free_port()
             found["redis"] = start_redis(found["redis_port"], log=logs / "redis.log")
             classroom["redis_url"] = redis_url(found["redis_port"])
         for bp in backend_ports:
@@ -96,7 +105,7 @@ def cluster(
                 admin=admin,
             )
             origins_bp = allowed_origins(bp, origins, addresses=addresses)
-            env = server_env(return_memory, **classroom, origins=origins_bp)
+            env = server_env(return_memory, expect, **classroom, origins=origins_bp)
             out = open(logs / f"backend-{bp}.log", "w")  # noqa: SIM115
             p = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
             out.close()
@@ -106,14 +115,14 @@ def cluster(
             wait_for_http(f"http://127.0.0.1:{bp}/main")
         conf = tmp / "nginx.conf"
         upstream = [f"127.0.0.1:{bp}" for bp in backend_ports]
-        conf.write_text(render_nginx_conf(tmp, f"127.0.0.1:{port}", upstream))
+        conf.write_text(render_nginx_conf(tmp, f"{listen}:{port}", upstream))
         nginx = subprocess.Popen(
             [NGINX, "-p", str(tmp), "-c", str(conf), "-g", "daemon off;"],
             cwd=tmp,
             stdout=subprocess.DEVNULL,
             stderr=open(logs / "nginx.stderr", "w"),  # noqa: SIM115
         )
-        url = f"http://127.0.0.1:{port}"
+        url = f"http://{'127.0.0.1' if listen in ('0.0.0.0', '::') else listen}:{port}"
         wait_for_http(f"{url}/main", timeout=20)
         found.update({"url": url, "backends": backends, "nginx": nginx, "dir": tmp})
         yield found  # a test may stop found["redis"] and put a restarted one in its place

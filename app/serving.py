@@ -213,6 +213,7 @@ _release_pending = None  # the timer of the next release, if one is due
 def _return_freed_memory() -> None:
     global _release_pending
     _release_pending = None
+    gc.unfreeze()  # what app/pool.py kept out of the collector's passes is the closed sessions' garbage now
     gc.collect()
     try:  # glibc keeps freed heap pages for reuse; malloc_trim hands them back to the system
         ctypes.CDLL("libc.so.6").malloc_trim(0)

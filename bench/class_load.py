@@ -506,6 +506,20 @@ def arrive(args, url, pids) -> dict:
     }
 
 
+def wait_for_pools(pids, timeout: float) -> float:
+    """Wait until every server process says its pages are built ahead (app/pool.py prints it to the log its
+    stdout goes to); the seconds waited."""
+    import os
+
+    t0 = time.monotonic()
+    logs = [Path(os.readlink(f"/proc/{pid}/fd/1")) for pid in pids]
+    while not all("Pages built ahead" in log.read_text(errors="replace") for log in logs):
+        if time.monotonic() - t0 > timeout:
+            raise RuntimeError(f"pages not built ahead within {timeout} s: {logs}")
+        time.sleep(0.5)
+    return time.monotonic() - t0
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("mode", choices=["capacity", "load", "burst", "arrive", "rounds"])
@@ -544,7 +558,14 @@ def main(argv=None) -> dict:
 
         from app.pool import EXPECT_ENV
 
-        os.environ[EXPECT_ENV] = str(args.expect)  # the server processes inherit it
+        try:  # as app.classroom shares a class among its processes
+            from app.classroom import expect_per_process
+        except ImportError:  # older code: every process builds --expect
+            def expect_per_process(expect, processes):
+                return expect
+
+        per_process = expect_per_process(args.expect, args.processes if args.through_nginx else 1)
+        os.environ[EXPECT_ENV] = str(per_process)  # the server processes inherit it
     logdir = ROOT / "test-artifacts" / "bench-logs"
     logdir.mkdir(parents=True, exist_ok=True)
     report = {
@@ -561,6 +582,8 @@ def main(argv=None) -> dict:
         session_lifetime=args.session_lifetime,
     )
     with server(srv, logdir) as (url, pids):
+        if args.expect and not args.target:
+            report["pools_ready_s"] = wait_for_pools(pids, timeout=600)
         time.sleep(args.settle)
         asyncio.run(burst_round(url, 2)) if args.mode != "arrive" else None  # warm the server
         modes = {"capacity": capacity, "load": load, "burst": burst, "arrive": arrive, "rounds": rounds}

@@ -368,6 +368,11 @@
     const mark = () => setAttr(view.button_el, "aria-expanded", String(!view.model.collapsed));
     mark();
     watch(view, "collapsed", "_a11yCollapsed", mark);
+    if (!view._a11yRender) { // new contents (the served editor, built when first opened) re-render the header
+      view._a11yRender = true;
+      const render = view.render;
+      view.render = function () { render.call(this); mark(); };
+    }
   }
 
   // The WAI-ARIA tabs pattern (https://www.w3.org/WAI/ARIA/apg/patterns/tabs/) on a strip of tabs: roles,

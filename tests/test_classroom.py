@@ -6,7 +6,9 @@ import asyncio
 import math
 import os
 import re
+import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 
 from app.classroom import build_argv, default_origins, normalise_origin, server_env
 from app.run_cluster import render_nginx_conf
-from tests.conftest import NGINX, classroom_dry_run, serve
+from tests.conftest import NGINX, ROOT, classroom_dry_run, serve
 
 
 def flag_values(argv, flag):
@@ -57,8 +59,9 @@ def test_classroom_dry_run_prints_command_and_url():
 
 
 def test_return_memory_starts_the_server_on_the_c_allocator():
-    out = classroom_dry_run("--return-memory")
+    out = classroom_dry_run("--return-memory", "--processes", "1")
     assert "Running: PYTHONMALLOC=malloc " in out
+    assert "\n  PYTHONMALLOC=malloc " in classroom_dry_run("--return-memory", "--processes", "2")
     assert server_env(True)["PYTHONMALLOC"] == "malloc"
     assert server_env(False).get("PYTHONMALLOC") == os.environ.get("PYTHONMALLOC")
 
@@ -246,6 +249,35 @@ WRONG_TYPE = {
 }
 
 
+async def open_editor(w) -> None:
+    """Open the head editor's card as a browser does (its models are built then, app/pool.py), and learn the
+    new models' ids from a second pull of the document."""
+    from bench.load_test import find_models
+
+    def cards(x):  # the page's one Card model, found by its type
+        if isinstance(x, dict):
+            if x.get("type") == "object" and x.get("name") == "panel.models.layout.Card":
+                yield x["id"]
+            for v in x.values():
+                yield from cards(v)
+        elif isinstance(x, list):
+            for v in x:
+                yield from cards(v)
+
+    _, content = await w.request("PULL-DOC-REQ", {})
+    (card,) = set(cards(content["doc"]))
+    event = {"kind": "ModelChanged", "model": {"id": card}, "attr": "collapsed", "new": False}
+    await w.request("PATCH-DOC", {"events": [event]})
+    for _ in range(100):  # Panel applies the change on a later turn of the server's loop
+        _, content = await w.request("PULL-DOC-REQ", {})
+        found = find_models(content["doc"], w.names)
+        if "W_Q-0-0" in found:
+            break
+        await asyncio.sleep(0.1)
+    assert "W_Q-0-0" in found and "labels" in found, sorted(found)
+    w.ids.update({k: v[0] for k, v in found.items()})
+
+
 def test_fuzzed_bad_inputs_keep_the_session_working(classroom_server):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -257,6 +289,7 @@ def test_fuzzed_bad_inputs_keep_the_session_working(classroom_server):
     def fuzz():  # the client's loop, in a thread of its own (see in_own_thread)
         loop = asyncio.new_event_loop()
         w = loop.run_until_complete(Wire(f"{base}/main", names=("W_Q-0-0",)).open())
+        loop.run_until_complete(open_editor(w))
         good_values = iter(round(-1.2 + 0.01 * i, 2) for i in range(10_000))
         widget_bad = st.sampled_from([(n, v) for n, vs in WIDGET_BAD.items() for v in vs])
         wrong_type = st.sampled_from([(n, v) for n, vs in WRONG_TYPE.items() for v in vs])
@@ -313,3 +346,61 @@ def test_short_load_has_no_errors_and_no_leaks(classroom_server):
     assert [len(r["lat"]) for r in results] == [40] * 10
     assert sum(r["wrong"] for r in results) == 0  # each got the weights of its own moves, every time
     assert sum(r["foreign"] for r in results) == 0  # and the server never wrote to its slider
+
+
+# -- both cores by default (issue 13: a class arriving at once) --------------------------------------------
+
+
+def test_the_launcher_uses_every_core_behind_nginx_and_one_process_without_it():
+    from app.classroom import expect_per_process, processes_to_run
+
+    assert processes_to_run(0, 2, nginx=True, redis=True)[0] == 2  # the default: one per core
+    assert processes_to_run(0, 64, nginx=True, redis=True)[0] == 4  # at most AUTO_MAX_PROCESSES
+    assert processes_to_run(0, 1, nginx=True, redis=True)[0] == 1
+    assert processes_to_run(1, 8, nginx=True, redis=True)[0] == 1  # asked for
+    one, why = processes_to_run(0, 2, nginx=False, redis=True)
+    assert one == 1 and "nginx not installed" in why
+    with pytest.raises(ValueError, match="redis-server"):
+        processes_to_run(2, 2, nginx=True, redis=False)  # asked for, and not possible: say so
+    assert expect_per_process(100, 2) == 55 and expect_per_process(100, 1) == 100
+    assert expect_per_process(0, 2) == 0
+    out = classroom_dry_run("--port", "5399", "--processes", "2")
+    assert "Serving from 2 processes behind nginx" in out and "--num-procs 1" in out
+    assert "--port N --address 127.0.0.1" in out and "--allow-websocket-origin 127.0.0.1:5399" in out
+
+
+@pytest.mark.skipif(NGINX is None or not shutil.which("redis-server"), reason="needs nginx and redis-server")
+def test_the_default_launcher_serves_working_pages_through_nginx(tmp_path):
+    """`python -m app.classroom` as a teacher runs it, two processes: a page opened as a browser opens it
+    (GET, then its websocket with the cookie nginx set) works, and stopping the launcher stops everything."""
+    import signal
+    import time
+
+    from app.serving import free_port, wait_for_http
+    from bench.class_load import open_like_a_browser
+
+    port = free_port()
+    log = (tmp_path / "launcher.log").open("w")
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "app.classroom", "--port", str(port), "--address", "127.0.0.1",
+         "--processes", "2", "--no-admin", "--expect", "2"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/main", timeout=120)
+        pages = [{}, {}]
+        in_own_thread(
+            lambda: [asyncio.run(open_like_a_browser(f"http://127.0.0.1:{port}/main", 0, p)) for p in pages]
+        )
+        assert all(p.get("ok") for p in pages), pages
+    finally:
+        launcher.send_signal(signal.SIGTERM)
+        launcher.wait(timeout=60)
+        log.close()
+    text = (tmp_path / "launcher.log").read_text()
+    assert "Serving from 2 processes behind nginx" in text and "Traceback" not in text, text[-2000:]
+    servers = re.search(r"Server logs: (\S+)", text).group(1)
+    deadline = time.monotonic() + 20
+    while Path(servers).exists() and time.monotonic() < deadline:  # removed once every process has stopped
+        time.sleep(0.2)
+    assert not Path(servers).exists()

@@ -216,8 +216,15 @@ def _open(page, url):
     page.wait_for_selector("text=weights = [", timeout=20000)
 
 
+def _open_editor(page):
+    """The served page builds its head editor when the student first opens the card."""
+    page.get_by_role("button", name="Edit the head").click()
+    page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('W_V-2-1') != null", timeout=20000)
+
+
 def test_browser_edit_a_weight_and_tokens(served_app, page, artifacts):
     _open(page, served_app)
+    _open_editor(page)
     _set_model(page, "W_K-1-0", "value", 1.0)
     s = HeadState()
     s.set_weight("W_K", 1, 0, 1.0)
@@ -234,6 +241,7 @@ def test_browser_hostile_label_is_text_everywhere(served_app, page, artifacts):
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     _open(page, served_app)
+    _open_editor(page)
     _set_model(page, "labels", "value", f"The, cat, {HOSTILE}, it")
     page.wait_for_selector(f"text={HOSTILE} [0.50, 0.50]")
     images = page.evaluate(

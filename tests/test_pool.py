@@ -59,9 +59,16 @@ def test_a_pooled_page_becomes_the_sessions_document_with_its_classroom_line(mon
         line = pn.pane.Markdown("the classroom line")
         with_classroom(page, line).server_doc(doc)  # as serve_page does in a session
     names = {m.name for m in doc.models}
-    assert {"weights-cells", "editor", "x-3-0"} <= names  # the explorer, its editor and its sliders
+    assert {"weights-cells", "x-3-0"} <= names  # the explorer and its sliders
     assert any("the classroom line" in str(getattr(m, "text", "")) for m in doc.models)
     assert len(p) == 0 and p.taken == 1
+    # the head editor (a fifth of the page's models) is built when the student first opens its card
+    assert explorer.editor is None and not {"labels", "W_Q-0-0"} & names
+    (card,) = page.select(pn.Card)
+    with set_curdoc(doc):
+        card.collapsed = False
+    names = {m.name for m in doc.models}
+    assert {"labels", "W_Q-0-0", "W_V-2-1"} <= names and explorer.editor.labels.value == "The, cat, sat, it"
 
 
 def test_without_expect_every_session_builds_its_own(monkeypatch):
@@ -77,3 +84,31 @@ def test_the_launcher_passes_expect_to_each_server_process():
     assert parse_args(["--expect", "30"]).expect == 30
     assert server_env(False, 30)[pool_module.EXPECT_ENV] == "30"
     assert server_env(False).get(pool_module.EXPECT_ENV) != "30"
+
+
+def test_a_full_pool_is_kept_out_of_the_collectors_passes_until_the_class_leaves():
+    """app/pool.py freezes the garbage collector's view once its pages are built (a full pass over a pool
+    of pages cost seconds during an arrival); releasing a closed class's memory unfreezes it."""
+    import asyncio
+    import gc
+
+    from app import serving
+
+    made = []
+
+    async def fill():
+        p = ExplorerPool(2, lambda: made.append([object()]) or made[-1])
+        p.start()
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if not p._filling:
+                break
+        return p
+
+    try:
+        p = asyncio.run(fill())
+        assert len(p) == 2 and gc.get_freeze_count() > 0
+        serving._return_freed_memory()  # a class has left
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()

@@ -42,6 +42,12 @@ class HeadExplorer(pn.viewable.Viewer):
     state = param.ClassSelector(class_=HeadState)
     sync_url = param.Boolean(default=False, doc="Read settings from the page's URL; keep it current")
     updates = param.Integer(default=0, doc="How many times the views were redrawn (for tests and benchmarks)")
+    editor_on_open = param.Boolean(
+        default=False,
+        constant=True,
+        doc="Build the head editor when its card is first opened (the served page: a fifth of a session's "
+        "models, which most students never open), not with the page",
+    )
 
     def __init__(self, **params):
         params.setdefault("state", HeadState())
@@ -56,14 +62,13 @@ class HeadExplorer(pn.viewable.Viewer):
                 title="<h1>One attention head</h1><p>Drag a token's vector, pick the query token, and "
                 "watch how it divides its attention and where its output lands.</p>",
             )
-            self.editor = HeadEditor(
-                s.labels, {n: getattr(s, n) for n in WEIGHTS}, C=s.head.C, d=s.head.d, dims=s.dims
-            )
+        self.editor: HeadEditor | None = None  # built by open_editor
         self._syncing = False  # True while the state writes into the controls
         self.latest = LatestWins(run=self._safely)  # in a burst only each control's newest value is computed
         self._dragging = False  # True while a slider move is applied: the URL waits for the release
         self._wire_controls()
-        self._wire_editor()
+        if not self.editor_on_open:
+            self.open_editor()
         s.param.watch(self._redraw, ["head", "query", "dims"])
         s.param.watch(lambda event: self._show_message(event.new), ["message"])
         self._show_message(s.message)
@@ -102,6 +107,18 @@ class HeadExplorer(pn.viewable.Viewer):
             self.state.set_x(t, c, new)
         finally:
             self._dragging = False
+
+    def open_editor(self) -> HeadEditor:
+        """The head editor, built (from the state as it is now) and wired the first time it is asked for."""
+        if self.editor is None:
+            s = self.state
+            with validate(False):
+                self.editor = HeadEditor(
+                    s.labels, {n: getattr(s, n) for n in WEIGHTS}, C=s.head.C, d=s.head.d, dims=s.dims
+                )
+            self.editor.message.text = message_html(s.message)
+            self._wire_editor()
+        return self.editor
 
     def _wire_editor(self) -> None:
         e, s = self.editor, self.state
@@ -216,18 +233,8 @@ class HeadExplorer(pn.viewable.Viewer):
                 c.query.options = query_options(s.labels)
             elif "head" in changed:
                 c.tokens.set_values(s.X)
-            # (only what differs is written: a classroom send syncs every control of every student)
-            set_changed(e.labels, value=", ".join(s.labels))
-            set_changed(e.C, value=s.head.C)
-            set_changed(e.d, value=s.head.d)
-            for name, grid in e.grids.items():
-                W = getattr(s, name)
-                if grid.shape != W.shape:
-                    grid.rebuild(W)
-                    self._wire_grids_of(name)
-                else:
-                    grid.set_values(W)
-            e.set_dims(s.head.d, s.dims)
+            if e is not None:  # an editor not opened yet is built from the state when it opens
+                self._sync_editor(e)
             set_changed(c.query, value=str(s.query))
             for switch in SWITCHES:
                 show_value(switch.name, c.switches[switch.name], getattr(s, switch.name))
@@ -235,11 +242,27 @@ class HeadExplorer(pn.viewable.Viewer):
         finally:
             self._syncing = False
 
+    def _sync_editor(self, e: HeadEditor) -> None:
+        s = self.state
+        # (only what differs is written: a classroom send syncs every control of every student)
+        set_changed(e.labels, value=", ".join(s.labels))
+        set_changed(e.C, value=s.head.C)
+        set_changed(e.d, value=s.head.d)
+        for name, grid in e.grids.items():
+            W = getattr(s, name)
+            if grid.shape != W.shape:
+                grid.rebuild(W)
+                self._wire_grids_of(name)
+            else:
+                grid.set_values(W)
+        e.set_dims(s.head.d, s.dims)
+
     def _show_message(self, text: str) -> None:
         markup = message_html(text)
         with pn.io.hold():
             self.page.controls.message.text = markup
-            self.editor.message.text = markup
+            if self.editor is not None:
+                self.editor.message.text = markup
 
     def _download(self, kind: str):
         s = self.state
@@ -259,18 +282,26 @@ class HeadExplorer(pn.viewable.Viewer):
         # a FlexBox wraps the buttons and the note onto more lines when the page is narrow (a phone)
         return pn.FlexBox(*buttons, pn.pane.Markdown("Each figure saves itself as a PNG from its toolbar."))
 
+    def _editor_card(self) -> pn.Card:
+        """The card holding the editor; with editor_on_open, closed and empty until first opened."""
+        card = pn.Card(title="Edit the head", collapsed=self.editor_on_open, sizing_mode="stretch_width")
+        if not self.editor_on_open:
+            card.objects = [pn.pane.Bokeh(self.editor.layout)]
+            return card
+
+        def fill(event) -> None:
+            if not event.new and not card.objects:  # opened the first time
+                card.objects = [pn.pane.Bokeh(self.open_editor().layout)]
+
+        card.param.watch(fill, "collapsed")
+        return card
+
     def areas(self) -> dict:
         """The page's parts as separate Panel objects, for a template that places each as its own root."""
         roots = self.page.roots
         return {
             **{name: pn.pane.Bokeh(model) for name, model in roots.items()},
-            "editor": pn.Column(
-                self._downloads(),
-                pn.Card(
-                    pn.pane.Bokeh(self.editor.layout), title="Edit the head", sizing_mode="stretch_width"
-                ),
-                sizing_mode="stretch_width",
-            ),
+            "editor": pn.Column(self._downloads(), self._editor_card(), sizing_mode="stretch_width"),
         }
 
     def _repr_mimebundle_(self, include=None, exclude=None):
@@ -284,8 +315,4 @@ class HeadExplorer(pn.viewable.Viewer):
         return super()._repr_mimebundle_(include, exclude)
 
     def __panel__(self):
-        return pn.Column(
-            pn.pane.Bokeh(self.page.layout),
-            self._downloads(),
-            pn.Card(pn.pane.Bokeh(self.editor.layout), title="Edit the head", sizing_mode="stretch_width"),
-        )
+        return pn.Column(pn.pane.Bokeh(self.page.layout), self._downloads(), self._editor_card())
