@@ -79,11 +79,12 @@ JS_SLIDER_VALUE = """({name, title}) => {
 
 
 # A closed tab's session is torn down (its document destroyed, then Panel's and app/serving.py's garbage
-# collections 5 s later: ~175 ms of CPU for the explorer, ~85 ms for the same-shape floor) this soon after
-# it closed, not 15-32 s later (Bokeh's default), when it would land in another round's timed moves and be
-# counted as per-move CPU. Each app's turn starts no sooner than SETTLE_S after its previous tab closed.
+# collections 5 s later, later still on a busy machine: ~175 ms of CPU for the explorer, ~85 ms for the
+# same-shape floor) this soon after it closed, not 15-32 s later (Bokeh's default), when it would land in
+# another round's timed moves and be counted as per-move CPU. Each app's turn starts no sooner than SETTLE_S
+# after its previous tab closed.
 SESSION_LIFETIME_MS = 500
-SETTLE_S = 8.0
+SETTLE_S = 12.0
 
 
 @contextmanager
