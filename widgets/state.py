@@ -212,9 +212,8 @@ class HeadState(SwitchParams):
             return False
         if "preset" not in changes and set(changes) - {"query", "dims"}:
             changes["preset"] = ""
-        with param.parameterized.batch_call_watchers(self):
-            self.param.update(**changes, message="")
-            self._set_head(head)
+        with param.parameterized.batch_call_watchers(self), param.edit_constant(self):
+            self.param.update(**changes, message="", head=head)  # one update: one pass of param's checks
         return True
 
     @staticmethod
