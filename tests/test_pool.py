@@ -93,6 +93,7 @@ def test_a_full_pool_is_kept_out_of_the_collectors_passes_until_the_class_leaves
     import asyncio
     import gc
     import weakref
+    from concurrent.futures import ThreadPoolExecutor
 
     from app import serving
 
@@ -114,7 +115,9 @@ def test_a_full_pool_is_kept_out_of_the_collectors_passes_until_the_class_leaves
     closed.itself = closed  # a cycle: only a full pass frees it
     gone = weakref.ref(closed)
     try:
-        p = asyncio.run(fill())
+        # a thread of its own: after the browser tests, Playwright's event loop runs in this one
+        with ThreadPoolExecutor(1) as pool:
+            p = pool.submit(asyncio.run, fill()).result()
         assert len(p) == 2 and gc.get_freeze_count() > 0
         del closed
         gc.collect()
