@@ -53,6 +53,13 @@
 //
 // 9. Every axis asks its figure for the base font size (getComputedStyle of the figure's element) several
 // times a repaint; within one task the answer cannot change, so it is kept until the task ends.
+//
+// 10. A continuous colour mapper (LinearColorMapper, ...) works out its range (its "metrics") anew each time
+// it maps a column, and tells its colour bars each time, though with `low` and `high` set the range does not
+// depend on the data. Each colour bar then sets its range, redraws its palette's picture (patch 3 keeps it)
+// and asks its figure for a new layout: at every move, twice per heatmap (cells' fill and numbers' ink),
+// about a tenth of a move's script in the static export. The colour bars are now told only when the range
+// differs from the one they were last told of (a change of low, high or palette tells them as before).
 (function patchBokeh() {
   function install() {
     skipUnchangedStyleSheets();
@@ -65,6 +72,27 @@
     baseFontSizePerTask();
     keepAxisPictures();
     keepAxisLabelExtents();
+    mapperMetricsWhenChanged();
+  }
+
+  function mapperMetricsWhenChanged() {
+    // keys of a mapper's metrics (scan): numbers for linear and log mappers; a binning array (EqHist) is
+    // compared by identity, which tells the colour bars every time, as before
+    const same = (a, b) => a != null && b != null && Object.keys(b).every((key) => Object.is(a[key], b[key])) &&
+      Object.keys(a).length === Object.keys(b).length;
+    replace("models/mappers/continuous_color_mapper", "ContinuousColorMapper", "_v_compute",
+      (compute) => function (...args) {
+        const signal = this.metrics_change;
+        const before = this._scan_data;
+        let asked = false;
+        signal.emit = () => { asked = true; };
+        try {
+          compute.apply(this, args);
+        } finally {
+          delete signal.emit;
+        }
+        if (asked && !same(before, this._scan_data)) signal.emit();
+      });
   }
 
   function keepAxisPictures() {

@@ -216,3 +216,46 @@ def test_glyph_copies_are_made_when_a_paint_needs_them(exported, context, page):
     later = page.evaluate(f"() => ({copies})({numbers})")
     assert later["text"] == later["want"] and later["text"] != now["text"]
     net.check()
+
+
+def test_colour_bars_hear_of_a_mappers_range_only_when_it_changes(exported, context, page):  # noqa: F811
+    """bokeh_patch.js patch 10: mapping a column tells the mapper's colour bars of its range only when the
+    range differs; a move (the weights' range is fixed) tells them nothing; a new `high` is heard, shown."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    counts = page.evaluate(
+        """() => {
+          const Mapper = Bokeh.Models.get('LinearColorMapper');
+          const mapper = new Mapper({palette: ['#000000', '#808080', '#ffffff']});  // range from the data
+          let told = 0;
+          mapper.metrics_change.connect(() => { told += 1; });
+          const counts = [];
+          for (const data of [[0, 1], [0, 1, 0.5], [0, 2], [0, 2]]) {
+            const colours = mapper.rgba_mapper.v_compute(data);
+            counts.push([told, Array.from(colours).length]);
+          }
+          return counts;
+        }"""
+    )
+    assert [c[0] for c in counts] == [1, 1, 2, 2] and counts[2][1] == 8, counts
+    heard = page.evaluate(
+        """async () => {
+          const doc = Bokeh.documents[0];
+          const bar = [...doc.all_models].find((m) => m.type === 'ColorBar'
+            && m.color_mapper.palette.length > 1 && [...doc.all_models].some((r) => r.type === 'GlyphRenderer'
+              && r.data_source === doc.get_model_by_name('weights-cells')
+              && r.glyph.fill_color && r.glyph.fill_color.transform === m.color_mapper));
+          const mapper = bar.color_mapper;
+          let told = 0;
+          mapper.metrics_change.connect(() => { told += 1; });
+          const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          doc.get_model_by_name('x-3-0').value = 0.45;
+          await frames();
+          const afterMove = told;
+          mapper.high = mapper.high + 0.5;
+          await frames();
+          const view = Bokeh.index.find_one(bar);
+          return {afterMove, afterHigh: told, end: view._major_range.end, high: mapper.high};
+        }"""
+    )
+    assert heard["afterMove"] == 0 and heard["afterHigh"] >= 1 and heard["end"] == heard["high"], heard
+    net.check()
