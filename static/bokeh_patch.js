@@ -60,6 +60,12 @@
 // and asks its figure for a new layout: at every move, twice per heatmap (cells' fill and numbers' ink),
 // about a tenth of a move's script in the static export. The colour bars are now told only when the range
 // differs from the one they were last told of (a change of low, high or palette tells them as before).
+//
+// 11. Each text box (a heatmap cell's number, a title, a label) measures its text with the canvas
+// (measureText, the font's metrics) whenever its size is asked: for every cell's number at every data
+// change, and for each title before each repaint, though the texts and the font rarely change. A text's
+// size depends only on the text, the font, the line height and the height metric, so it is kept per font
+// for fonts the browser has loaded (as BokehJS keeps a font's metrics), and forgotten when fonts load.
 (function patchBokeh() {
   function install() {
     skipUnchangedStyleSheets();
@@ -73,6 +79,38 @@
     keepAxisPictures();
     keepAxisLabelExtents();
     mapperMetricsWhenChanged();
+    keepTextSizes();
+  }
+
+  // how many sizes are kept per font, at most (a page's texts are a few hundred; a stream of new texts
+  // starts the font's sizes afresh rather than grow without end)
+  const TEXT_SIZES_PER_FONT = 5000;
+
+  function keepTextSizes() {
+    let sizes = new Map(); // font → (line height, height metric, text → size), for loaded fonts only
+    if (document.fonts && typeof document.fonts.addEventListener === "function") {
+      document.fonts.addEventListener("loadingdone", () => { sizes = new Map(); });
+    }
+    replace("core/graphics", "TextBox", "_size", (measure) => function () {
+      const { font } = this;
+      if (this.width?.unit === "%" || this.height?.unit === "%" || typeof font !== "string") {
+        return measure.call(this);
+      }
+      let known = sizes.get(font);
+      if (known === undefined) {
+        if (!document.fonts || !document.fonts.check(font)) return measure.call(this);
+        known = new Map();
+        sizes.set(font, known);
+      }
+      const key = `${this.line_height}\u0000${this.text_height_metric}\u0000${this.text}`;
+      let size = known.get(key);
+      if (size === undefined) {
+        if (known.size >= TEXT_SIZES_PER_FONT) known.clear();
+        size = measure.call(this);
+        known.set(key, size);
+      }
+      return { width: size.width, height: size.height, metrics: size.metrics };
+    });
   }
 
   function mapperMetricsWhenChanged() {

@@ -259,3 +259,38 @@ def test_colour_bars_hear_of_a_mappers_range_only_when_it_changes(exported, cont
     )
     assert heard["afterMove"] == 0 and heard["afterHigh"] >= 1 and heard["end"] == heard["high"], heard
     net.check()
+
+
+def test_kept_text_sizes_are_the_texts_measured_sizes(exported, context, page):  # noqa: F811
+    """bokeh_patch.js patch 11: a text box's size is kept per font and text; after a move each number's box
+    has its text's measured width, and another font or text is measured anew."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.45; }")
+    page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('steps').text.includes('0.45')")
+    got = page.evaluate(
+        """async () => {
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          const doc = Bokeh.documents[0];
+          const renderer = [...doc.all_models].find((m) => m.type === 'GlyphRenderer'
+            && m.data_source === doc.get_model_by_name('weights-cells') && m.glyph.type === 'Text');
+          const glyph = Bokeh.index.find_one(renderer).glyph;
+          const ctx = document.createElement('canvas').getContext('2d');
+          const widths = glyph.labels.map((label) => {
+            ctx.font = label.font;
+            return [label.text, label.size().width, ctx.measureText(label.text).width];
+          });
+          const TextBox = Bokeh.require('core/graphics').TextBox;
+          const box = new TextBox({text: '0.123'});
+          box.font = 'normal 11px helvetica';
+          const small = box.size().width;
+          box.font = 'normal 22px helvetica';
+          const big = box.size().width;
+          box.text = '0.1';
+          const shorter = box.size().width;
+          return {patched: TextBox.prototype._size.patched === true, widths, small, big, shorter};
+        }"""
+    )
+    assert got["patched"] and len(got["widths"]) == 16, got
+    assert all(abs(w - m) < 1e-9 for _text, w, m in got["widths"]), got["widths"]
+    assert got["big"] > 1.5 * got["small"] and got["shorter"] < got["big"], got
+    net.check()
