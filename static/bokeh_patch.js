@@ -66,6 +66,12 @@
 // change, and for each title before each repaint, though the texts and the font rarely change. A text's
 // size depends only on the text, the font, the line height and the height metric, so it is kept per font
 // for fonts the browser has loaded (as BokehJS keeps a font's metrics), and forgotten when fonts load.
+//
+// 12. A slider writes its title ("it[0]: 0.45") at every change of its value by emptying the title's
+// element and making its nodes anew; in a shadow root each removal and insertion costs the browser a
+// style and layout invalidation. The title is now made off the page and, when it has the same nodes as the
+// one shown (only the value's text differs), the texts are written into the nodes shown; else the nodes
+// are replaced, as before.
 (function patchBokeh() {
   function install() {
     skipUnchangedStyleSheets();
@@ -80,6 +86,74 @@
     keepAxisLabelExtents();
     mapperMetricsWhenChanged();
     keepTextSizes();
+    sliderTitlesInPlace();
+  }
+
+  function sliderTitlesInPlace() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.Models.get("Slider").prototype.default_view.prototype;
+    } catch (e) {}
+    while (proto && !Object.prototype.hasOwnProperty.call(proto, "_update_title")) {
+      proto = Object.getPrototypeOf(proto);
+    }
+    if (!proto || typeof proto._update_title !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no slider view with _update_title; nothing patched");
+      return;
+    }
+    if (proto._update_title.patched) return;
+    const update = proto._update_title;
+    proto._update_title = function () {
+      const shown = this.title_el;
+      if (!(shown instanceof Element)) {
+        update.call(this);
+        return;
+      }
+      const made = shown.cloneNode(false);
+      this.title_el = made;
+      try {
+        update.call(this);
+      } finally {
+        this.title_el = shown;
+      }
+      if (sameNodes(shown, made)) {
+        copyTexts(made, shown);
+      } else {
+        shown.replaceChildren(...made.childNodes);
+      }
+      if (shown.style.display !== made.style.display) shown.style.display = made.style.display;
+    };
+    proto._update_title.patched = true;
+  }
+
+  // Whether two elements' contents are the same nodes (names, attributes, comments), texts aside.
+  function sameNodes(a, b) {
+    const as = a.childNodes, bs = b.childNodes;
+    if (as.length !== bs.length) return false;
+    for (let k = 0; k < as.length; k++) {
+      const x = as[k], y = bs[k];
+      if (x.nodeType !== y.nodeType || x.nodeName !== y.nodeName) return false;
+      if (x.nodeType === Node.ELEMENT_NODE) {
+        if (x.attributes.length !== y.attributes.length) return false;
+        for (const attr of y.attributes) if (x.getAttribute(attr.name) !== attr.value) return false;
+        if (!sameNodes(x, y)) return false;
+      } else if (x.nodeType !== Node.TEXT_NODE && x.nodeValue !== y.nodeValue) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Write `from`'s texts into `to`'s text nodes (the same nodes: sameNodes).
+  function copyTexts(from, to) {
+    const fs = from.childNodes, ts = to.childNodes;
+    for (let k = 0; k < fs.length; k++) {
+      if (fs[k].nodeType === Node.TEXT_NODE) {
+        if (ts[k].data !== fs[k].data) ts[k].data = fs[k].data;
+      } else {
+        copyTexts(fs[k], ts[k]);
+      }
+    }
   }
 
   // how many sizes are kept per font, at most (a page's texts are a few hundred; a stream of new texts

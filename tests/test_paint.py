@@ -294,3 +294,33 @@ def test_kept_text_sizes_are_the_texts_measured_sizes(exported, context, page): 
     assert all(abs(w - m) < 1e-9 for _text, w, m in got["widths"]), got["widths"]
     assert got["big"] > 1.5 * got["small"] and got["shorter"] < got["big"], got
     net.check()
+
+
+def test_a_slider_writes_its_new_value_into_the_title_shown(exported, context, page):  # noqa: F811
+    """bokeh_patch.js patch 12: a move writes the slider's value into the title's nodes shown; a new title
+    (other nodes) replaces them, and the title reads as BokehJS writes it."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    got = page.evaluate(
+        """async () => {
+          const slider = Bokeh.documents[0].get_model_by_name('x-3-0');
+          const view = Bokeh.index.find_one(slider);
+          const title = () => view.title_el;
+          const before = title().querySelector('span');
+          slider.value = 0.45;
+          await new Promise((r) => requestAnimationFrame(r));
+          const moved = {same: title().querySelector('span') === before, text: title().textContent,
+                         value: view.pretty(0.45)};
+          slider.title = 'other';
+          await new Promise((r) => requestAnimationFrame(r));
+          const retitled = title().textContent;
+          slider.show_value = false;
+          slider.title = '';
+          await new Promise((r) => requestAnimationFrame(r));
+          return {moved, retitled, hidden: title().style.display, empty: title().childNodes.length};
+        }"""
+    )
+    moved = got["moved"]
+    assert moved["same"] and moved["text"] == f"it[0]: {moved['value']}", got
+    assert got["retitled"] == f"other: {moved['value']}", got
+    assert got["hidden"] == "none" and got["empty"] == 0, got
+    net.check()
