@@ -48,8 +48,10 @@
 // the figures' repaint in the static export. Each axis now keeps a picture of what it drew, and draws
 // that picture while its model, ticker, formatter, ranges, place on the canvas, font size and the
 // canvas's scale are the same. An axis whose labels are math, with a hatched background, clipped, or
-// drawn to anything but a canvas with pixels (SVG output, a figure not laid out yet) is drawn as before. The axis label's extent, measured before
-// every repaint to see whether the layout must change, is kept on the same terms.
+// drawn to anything but a canvas with pixels (SVG output, a figure not laid out yet) is drawn as before;
+// whether the background is hatched (a question that reads the axis's CSS variables) is asked when the
+// picture would be made anew, not at every repaint. The axis label's extent, measured before every
+// repaint to see whether the layout must change, is kept on the same terms.
 //
 // 9. Every axis asks its figure for the base font size (getComputedStyle of the figure's element) several
 // times a repaint; within one task the answer cannot change, so it is kept until the task ends.
@@ -220,8 +222,7 @@
       const canvas = ctx.canvas;
       const labels = [this._axis_label_view, ...this._major_label_views.values()];
       if (!(ctx instanceof CanvasRenderingContext2D) || !canvas || canvas.width === 0 || canvas.height === 0 ||
-          this.needs_clip || this.visuals.background_hatch.doit ||
-          labels.some((view) => view instanceof MathTextView)) {
+          this.needs_clip || labels.some((view) => view instanceof MathTextView)) {
         paint.call(this, ctx);
         return;
       }
@@ -238,6 +239,14 @@
       let kept = this._axis_picture;
       const same = kept && kept.key === key && kept.refs.length === refs.length &&
         kept.refs.every((ref, k) => ref === refs[k]);
+      // whether the background is hatched is asked only when the picture is made anew: the question reads
+      // CSS variables (getComputedStyle of the axis's element), which this patch takes as fixed, as it does
+      // for the labels' colours and fonts
+      if (!same && this.visuals.background_hatch.doit) {
+        this._axis_picture = null;
+        paint.call(this, ctx);
+        return;
+      }
       if (!same) {
         if (!kept || kept.canvas.width !== canvas.width || kept.canvas.height !== canvas.height) {
           const picture = document.createElement("canvas");

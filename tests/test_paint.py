@@ -186,6 +186,19 @@ def test_a_move_draws_kept_axes_and_rewrites_only_the_steps_texts(exported, cont
     )
     page.wait_for_timeout(300)
     assert page.screenshot() == shown
+    hatched = page.evaluate(  # a hatched axis is drawn as BokehJS draws it, then kept again once plain
+        "async () => {" + PLOT_VIEWS_JS + """
+          const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          const axis = axes(plots[0])[0];
+          axis.model.background_hatch_pattern = '/';
+          await frames();
+          const whileHatched = axis._axis_picture;
+          axis.model.background_hatch_pattern = null;
+          await frames();
+          return {whileHatched, keptAfter: axis._axis_picture !== null};
+        }"""
+    )
+    assert hatched == {"whileHatched": None, "keptAfter": True}, hatched
     net.check()
 
 
