@@ -48,11 +48,32 @@
 // the figures' repaint in the static export. Each axis now keeps a picture of what it drew, and draws
 // that picture while its model, ticker, formatter, ranges, place on the canvas, font size and the
 // canvas's scale are the same. An axis whose labels are math, with a hatched background, clipped, or
-// drawn to anything but a canvas with pixels (SVG output, a figure not laid out yet) is drawn as before. The axis label's extent, measured before
-// every repaint to see whether the layout must change, is kept on the same terms.
+// drawn to anything but a canvas with pixels (SVG output, a figure not laid out yet) is drawn as before;
+// whether the background is hatched (a question that reads the axis's CSS variables) is asked when the
+// picture would be made anew, not at every repaint. The axis label's extent, measured before every
+// repaint to see whether the layout must change, is kept on the same terms.
 //
 // 9. Every axis asks its figure for the base font size (getComputedStyle of the figure's element) several
 // times a repaint; within one task the answer cannot change, so it is kept until the task ends.
+//
+// 10. A continuous colour mapper (LinearColorMapper, ...) works out its range (its "metrics") anew each time
+// it maps a column, and tells its colour bars each time, though with `low` and `high` set the range does not
+// depend on the data. Each colour bar then sets its range, redraws its palette's picture (patch 3 keeps it)
+// and asks its figure for a new layout: at every move, twice per heatmap (cells' fill and numbers' ink),
+// about a tenth of a move's script in the static export. The colour bars are now told only when the range
+// differs from the one they were last told of (a change of low, high or palette tells them as before).
+//
+// 11. Each text box (a heatmap cell's number, a title, a label) measures its text with the canvas
+// (measureText, the font's metrics) whenever its size is asked: for every cell's number at every data
+// change, and for each title before each repaint, though the texts and the font rarely change. A text's
+// size depends only on the text, the font, the line height and the height metric, so it is kept per font
+// for fonts the browser has loaded (as BokehJS keeps a font's metrics), and forgotten when fonts load.
+//
+// 12. A slider writes its title ("it[0]: 0.45") at every change of its value by emptying the title's
+// element and making its nodes anew; in a shadow root each removal and insertion costs the browser a
+// style and layout invalidation. The title is now made off the page and, when it has the same nodes as the
+// one shown (only the value's text differs), the texts are written into the nodes shown; else the nodes
+// are replaced, as before.
 (function patchBokeh() {
   function install() {
     skipUnchangedStyleSheets();
@@ -65,6 +86,127 @@
     baseFontSizePerTask();
     keepAxisPictures();
     keepAxisLabelExtents();
+    mapperMetricsWhenChanged();
+    keepTextSizes();
+    sliderTitlesInPlace();
+  }
+
+  function sliderTitlesInPlace() {
+    let proto = null;
+    try {
+      proto = window.Bokeh.Models.get("Slider").prototype.default_view.prototype;
+    } catch (e) {}
+    while (proto && !Object.prototype.hasOwnProperty.call(proto, "_update_title")) {
+      proto = Object.getPrototypeOf(proto);
+    }
+    if (!proto || typeof proto._update_title !== "function") {
+      console.warn("bokeh_patch.js: this BokehJS has no slider view with _update_title; nothing patched");
+      return;
+    }
+    if (proto._update_title.patched) return;
+    const update = proto._update_title;
+    proto._update_title = function () {
+      const shown = this.title_el;
+      if (!(shown instanceof Element)) {
+        update.call(this);
+        return;
+      }
+      const made = shown.cloneNode(false);
+      this.title_el = made;
+      try {
+        update.call(this);
+      } finally {
+        this.title_el = shown;
+      }
+      if (sameNodes(shown, made)) {
+        copyTexts(made, shown);
+      } else {
+        shown.replaceChildren(...made.childNodes);
+      }
+      if (shown.style.display !== made.style.display) shown.style.display = made.style.display;
+    };
+    proto._update_title.patched = true;
+  }
+
+  // Whether two elements' contents are the same nodes (names, attributes, comments), texts aside.
+  function sameNodes(a, b) {
+    const as = a.childNodes, bs = b.childNodes;
+    if (as.length !== bs.length) return false;
+    for (let k = 0; k < as.length; k++) {
+      const x = as[k], y = bs[k];
+      if (x.nodeType !== y.nodeType || x.nodeName !== y.nodeName) return false;
+      if (x.nodeType === Node.ELEMENT_NODE) {
+        if (x.attributes.length !== y.attributes.length) return false;
+        for (const attr of y.attributes) if (x.getAttribute(attr.name) !== attr.value) return false;
+        if (!sameNodes(x, y)) return false;
+      } else if (x.nodeType !== Node.TEXT_NODE && x.nodeValue !== y.nodeValue) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Write `from`'s texts into `to`'s text nodes (the same nodes: sameNodes).
+  function copyTexts(from, to) {
+    const fs = from.childNodes, ts = to.childNodes;
+    for (let k = 0; k < fs.length; k++) {
+      if (fs[k].nodeType === Node.TEXT_NODE) {
+        if (ts[k].data !== fs[k].data) ts[k].data = fs[k].data;
+      } else {
+        copyTexts(fs[k], ts[k]);
+      }
+    }
+  }
+
+  // how many sizes are kept per font, at most (a page's texts are a few hundred; a stream of new texts
+  // starts the font's sizes afresh rather than grow without end)
+  const TEXT_SIZES_PER_FONT = 5000;
+
+  function keepTextSizes() {
+    let sizes = new Map(); // font → (line height, height metric, text → size), for loaded fonts only
+    if (document.fonts && typeof document.fonts.addEventListener === "function") {
+      document.fonts.addEventListener("loadingdone", () => { sizes = new Map(); });
+    }
+    replace("core/graphics", "TextBox", "_size", (measure) => function () {
+      const { font } = this;
+      if (this.width?.unit === "%" || this.height?.unit === "%" || typeof font !== "string") {
+        return measure.call(this);
+      }
+      let known = sizes.get(font);
+      if (known === undefined) {
+        if (!document.fonts || !document.fonts.check(font)) return measure.call(this);
+        known = new Map();
+        sizes.set(font, known);
+      }
+      const key = `${this.line_height}\u0000${this.text_height_metric}\u0000${this.text}`;
+      let size = known.get(key);
+      if (size === undefined) {
+        if (known.size >= TEXT_SIZES_PER_FONT) known.clear();
+        size = measure.call(this);
+        known.set(key, size);
+      }
+      return { width: size.width, height: size.height, metrics: size.metrics };
+    });
+  }
+
+  function mapperMetricsWhenChanged() {
+    // keys of a mapper's metrics (scan): numbers for linear and log mappers; a binning array (EqHist) is
+    // compared by identity, which tells the colour bars every time, as before
+    const same = (a, b) => a != null && b != null && Object.keys(b).every((key) => Object.is(a[key], b[key])) &&
+      Object.keys(a).length === Object.keys(b).length;
+    replace("models/mappers/continuous_color_mapper", "ContinuousColorMapper", "_v_compute",
+      (compute) => function (...args) {
+        const signal = this.metrics_change;
+        const before = this._scan_data;
+        let asked = false;
+        signal.emit = () => { asked = true; };
+        try {
+          compute.apply(this, args);
+        } finally {
+          delete signal.emit;
+        }
+        if (asked && !same(before, this._scan_data)) signal.emit();
+      });
   }
 
   function keepAxisPictures() {
@@ -80,8 +222,7 @@
       const canvas = ctx.canvas;
       const labels = [this._axis_label_view, ...this._major_label_views.values()];
       if (!(ctx instanceof CanvasRenderingContext2D) || !canvas || canvas.width === 0 || canvas.height === 0 ||
-          this.needs_clip || this.visuals.background_hatch.doit ||
-          labels.some((view) => view instanceof MathTextView)) {
+          this.needs_clip || labels.some((view) => view instanceof MathTextView)) {
         paint.call(this, ctx);
         return;
       }
@@ -98,6 +239,14 @@
       let kept = this._axis_picture;
       const same = kept && kept.key === key && kept.refs.length === refs.length &&
         kept.refs.every((ref, k) => ref === refs[k]);
+      // whether the background is hatched is asked only when the picture is made anew: the question reads
+      // CSS variables (getComputedStyle of the axis's element), which this patch takes as fixed, as it does
+      // for the labels' colours and fonts
+      if (!same && this.visuals.background_hatch.doit) {
+        this._axis_picture = null;
+        paint.call(this, ctx);
+        return;
+      }
       if (!same) {
         if (!kept || kept.canvas.width !== canvas.width || kept.canvas.height !== canvas.height) {
           const picture = document.createElement("canvas");

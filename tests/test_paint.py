@@ -186,6 +186,19 @@ def test_a_move_draws_kept_axes_and_rewrites_only_the_steps_texts(exported, cont
     )
     page.wait_for_timeout(300)
     assert page.screenshot() == shown
+    hatched = page.evaluate(  # a hatched axis is drawn as BokehJS draws it, then kept again once plain
+        "async () => {" + PLOT_VIEWS_JS + """
+          const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          const axis = axes(plots[0])[0];
+          axis.model.background_hatch_pattern = '/';
+          await frames();
+          const whileHatched = axis._axis_picture;
+          axis.model.background_hatch_pattern = null;
+          await frames();
+          return {whileHatched, keptAfter: axis._axis_picture !== null};
+        }"""
+    )
+    assert hatched == {"whileHatched": None, "keptAfter": True}, hatched
     net.check()
 
 
@@ -215,4 +228,112 @@ def test_glyph_copies_are_made_when_a_paint_needs_them(exported, context, page):
     page.wait_for_function(f"() => {numbers}._copies_stale === false")  # the moves stopped
     later = page.evaluate(f"() => ({copies})({numbers})")
     assert later["text"] == later["want"] and later["text"] != now["text"]
+    net.check()
+
+
+def test_colour_bars_hear_of_a_mappers_range_only_when_it_changes(exported, context, page):  # noqa: F811
+    """bokeh_patch.js patch 10: mapping a column tells the mapper's colour bars of its range only when the
+    range differs; a move (the weights' range is fixed) tells them nothing; a new `high` is heard, shown."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    counts = page.evaluate(
+        """() => {
+          const Mapper = Bokeh.Models.get('LinearColorMapper');
+          const mapper = new Mapper({palette: ['#000000', '#808080', '#ffffff']});  // range from the data
+          let told = 0;
+          mapper.metrics_change.connect(() => { told += 1; });
+          const counts = [];
+          for (const data of [[0, 1], [0, 1, 0.5], [0, 2], [0, 2]]) {
+            const colours = mapper.rgba_mapper.v_compute(data);
+            counts.push([told, Array.from(colours).length]);
+          }
+          return counts;
+        }"""
+    )
+    assert [c[0] for c in counts] == [1, 1, 2, 2] and counts[2][1] == 8, counts
+    heard = page.evaluate(
+        """async () => {
+          const doc = Bokeh.documents[0];
+          const bar = [...doc.all_models].find((m) => m.type === 'ColorBar'
+            && m.color_mapper.palette.length > 1 && [...doc.all_models].some((r) => r.type === 'GlyphRenderer'
+              && r.data_source === doc.get_model_by_name('weights-cells')
+              && r.glyph.fill_color && r.glyph.fill_color.transform === m.color_mapper));
+          const mapper = bar.color_mapper;
+          let told = 0;
+          mapper.metrics_change.connect(() => { told += 1; });
+          const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          doc.get_model_by_name('x-3-0').value = 0.45;
+          await frames();
+          const afterMove = told;
+          mapper.high = mapper.high + 0.5;
+          await frames();
+          const view = Bokeh.index.find_one(bar);
+          return {afterMove, afterHigh: told, end: view._major_range.end, high: mapper.high};
+        }"""
+    )
+    assert heard["afterMove"] == 0 and heard["afterHigh"] >= 1 and heard["end"] == heard["high"], heard
+    net.check()
+
+
+def test_kept_text_sizes_are_the_texts_measured_sizes(exported, context, page):  # noqa: F811
+    """bokeh_patch.js patch 11: a text box's size is kept per font and text; after a move each number's box
+    has its text's measured width, and another font or text is measured anew."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.45; }")
+    page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('steps').text.includes('0.45')")
+    got = page.evaluate(
+        """async () => {
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          const doc = Bokeh.documents[0];
+          const renderer = [...doc.all_models].find((m) => m.type === 'GlyphRenderer'
+            && m.data_source === doc.get_model_by_name('weights-cells') && m.glyph.type === 'Text');
+          const glyph = Bokeh.index.find_one(renderer).glyph;
+          const ctx = document.createElement('canvas').getContext('2d');
+          const widths = glyph.labels.map((label) => {
+            ctx.font = label.font;
+            return [label.text, label.size().width, ctx.measureText(label.text).width];
+          });
+          const TextBox = Bokeh.require('core/graphics').TextBox;
+          const box = new TextBox({text: '0.123'});
+          box.font = 'normal 11px helvetica';
+          const small = box.size().width;
+          box.font = 'normal 22px helvetica';
+          const big = box.size().width;
+          box.text = '0.1';
+          const shorter = box.size().width;
+          return {patched: TextBox.prototype._size.patched === true, widths, small, big, shorter};
+        }"""
+    )
+    assert got["patched"] and len(got["widths"]) == 16, got
+    assert all(abs(w - m) < 1e-9 for _text, w, m in got["widths"]), got["widths"]
+    assert got["big"] > 1.5 * got["small"] and got["shorter"] < got["big"], got
+    net.check()
+
+
+def test_a_slider_writes_its_new_value_into_the_title_shown(exported, context, page):  # noqa: F811
+    """bokeh_patch.js patch 12: a move writes the slider's value into the title's nodes shown; a new title
+    (other nodes) replaces them, and the title reads as BokehJS writes it."""
+    net = open_page(context, page, (exported / "head.html").as_uri())
+    got = page.evaluate(
+        """async () => {
+          const slider = Bokeh.documents[0].get_model_by_name('x-3-0');
+          const view = Bokeh.index.find_one(slider);
+          const title = () => view.title_el;
+          const before = title().querySelector('span');
+          slider.value = 0.45;
+          await new Promise((r) => requestAnimationFrame(r));
+          const moved = {same: title().querySelector('span') === before, text: title().textContent,
+                         value: view.pretty(0.45)};
+          slider.title = 'other';
+          await new Promise((r) => requestAnimationFrame(r));
+          const retitled = title().textContent;
+          slider.show_value = false;
+          slider.title = '';
+          await new Promise((r) => requestAnimationFrame(r));
+          return {moved, retitled, hidden: title().style.display, empty: title().childNodes.length};
+        }"""
+    )
+    moved = got["moved"]
+    assert moved["same"] and moved["text"] == f"it[0]: {moved['value']}", got
+    assert got["retitled"] == f"other: {moved['value']}", got
+    assert got["hidden"] == "none" and got["empty"] == 0, got
     net.check()
