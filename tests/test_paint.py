@@ -4,6 +4,8 @@ force (widgets/matrix_plot.py, static/bokeh_patch.js; bench/RESULTS-export.md, "
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from tests.test_export import open_page
@@ -60,6 +62,17 @@ PICTURE_AND_CELLS = """() => {
 }"""
 
 
+def settled(page, done, timeout_s: float = 10.0) -> dict:
+    """PICTURE_AND_CELLS once `done` holds for it (the page writes a move in its next frame; under load
+    that can be late), or its last reading after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        shown = page.evaluate(PICTURE_AND_CELLS)
+        if done(shown) or time.monotonic() > deadline:
+            return shown
+        page.wait_for_timeout(50)
+
+
 def test_export_paints_a_long_head_as_a_picture_that_follows_the_moves(exported, context, page):  # noqa: F811
     net = open_page(context, page, (exported / "head.html").as_uri())
     patched = page.evaluate(
@@ -82,19 +95,18 @@ def test_export_paints_a_long_head_as_a_picture_that_follows_the_moves(exported,
     for v in (0.5, -0.25):  # a move of the last token's first component, as its slider makes it
         move = {"do": "x", "token": 13, "component": 0, "value": v}
         page.evaluate("(move) => HeadExplorerPage.pages[0].dispatch(move)", move)
-        page.wait_for_timeout(100)
-        shown = page.evaluate(PICTURE_AND_CELLS)
         moved = X.copy()
         moved[13, 0] = v
         head = HeadState(tokens=TOKENS, X=moved, query=len(TOKENS) - 1).head
         expected = np.where(head.future, np.nan, head.weights).ravel()
+        shown = settled(page, lambda s, want=expected: s["visible"] and np.allclose(
+            np.array(s["value"], dtype=float), want, equal_nan=True, atol=1e-9))
         assert shown["visible"] is True
         assert np.allclose(np.array(shown["image"], dtype=float), expected, equal_nan=True, atol=1e-9)
         assert np.allclose(np.array(shown["value"], dtype=float), expected, equal_nan=True, atol=1e-9)
     # back to four tokens: cells with numbers again, the picture hidden
     page.evaluate("() => HeadExplorerPage.pages[0].dispatch({do: 'preset', name: 'chapter'})")
-    page.wait_for_timeout(100)
-    assert page.evaluate(PICTURE_AND_CELLS)["visible"] is False
+    assert settled(page, lambda s: len(s["value"]) == 16)["visible"] is False
     net.check()
 
 
@@ -149,6 +161,8 @@ def test_a_move_draws_kept_axes_and_rewrites_only_the_steps_texts(exported, cont
     axis is drawn afresh; the steps panel keeps its nodes and shows the model's text."""
     net = open_page(context, page, (exported / "head.html").as_uri())
     assert page.evaluate("() => Bokeh.require('models/axes/axis').AxisView.prototype._paint.patched") is True
+    # every part made (the later roots come in idle moments), so the screenshots below see one page
+    page.wait_for_function("() => HeadExplorerPage.pages[0].complete !== false", timeout=30_000)
     page.evaluate(
         """() => {
           const view = Bokeh.index.find_one(Bokeh.documents[0].get_model_by_name('steps'));
@@ -157,7 +171,11 @@ def test_a_move_draws_kept_axes_and_rewrites_only_the_steps_texts(exported, cont
     )
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.45; }")
     page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('steps').text.includes('0.45')")
-    page.wait_for_timeout(300)  # the figures' repaint
+    page.wait_for_function(  # the figures repainted: every axis holds its picture
+        "() => {" + PLOT_VIEWS_JS + """
+          return plots.every((p) => axes(p).every((a) => a._axis_picture !== null));
+        }"""
+    )
     steps = page.evaluate(
         """() => {
           const div = Bokeh.documents[0].get_model_by_name('steps');
