@@ -387,8 +387,7 @@ def open_editor_by_keyboard(page) -> None:
     card.focus()
     page.keyboard.press("Enter")
     page.get_by_role("textbox", name="W_V row 2 column 1", exact=True).wait_for(timeout=20_000)
-    page.wait_for_timeout(300)
-    assert card.get_attribute("aria-expanded") == "true"
+    expect(card).to_have_attribute("aria-expanded", "true", timeout=10_000)
 
 
 def test_served_page_and_its_tabs_have_no_axe_violations_and_go_by_keyboard(page, served_app):
