@@ -388,6 +388,7 @@ def open_editor_by_keyboard(page) -> None:
     page.keyboard.press("Enter")
     page.get_by_role("textbox", name="W_V row 2 column 1", exact=True).wait_for(timeout=20_000)
     expect(card).to_have_attribute("aria-expanded", "true", timeout=10_000)
+    page.wait_for_timeout(300)  # the card's re-render settles before a keyboard walk
 
 
 def test_served_page_and_its_tabs_have_no_axe_violations_and_go_by_keyboard(page, served_app):
