@@ -144,7 +144,7 @@ def refer_to_synced_models_lazily() -> None:
     it changes; and each message from the browser starts with a dict of the document's models by id. Both
     are rebuilt on every message: 0.4–0.8 ms of a move's CPU, growing with the page. The same answers, asked
     for one model at a time, cost nothing for the models a message does not name. The message is the same
-    (tests/test_served_app.py compares it with Bokeh's own).
+    (tests/test_message_refs.py compares it with Bokeh's own).
     """
     from bokeh.document import document
     from bokeh.protocol.messages.patch_doc import patch_doc
