@@ -142,9 +142,10 @@ def refer_to_synced_models_lazily() -> None:
     Bokeh's PATCH-DOC message starts with a reference to each model the browser already has (a set, then a
     dict of ~340 references for the explorer's page), although a move's message names only the dozen models
     it changes; and each message from the browser starts with a dict of the document's models by id. Both
-    are rebuilt on every message: 0.4–0.8 ms of a move's CPU, growing with the page. The same answers, asked
-    for one model at a time, cost nothing for the models a message does not name. The message is the same
-    (tests/test_message_refs.py compares it with Bokeh's own).
+    are rebuilt on every message: 0.4–0.8 ms of a move's CPU, growing with the page. The outgoing message now
+    asks the document about a model only when it meets one (nothing for the models it does not name: the
+    same message, tests/test_message_refs.py compares it with Bokeh's own); the incoming one's dict is still
+    built, but without a property call per model.
     """
     from bokeh.document import document
     from bokeh.protocol.messages.patch_doc import patch_doc
