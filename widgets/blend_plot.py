@@ -21,6 +21,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from widgets.matrix_plot import titled
+from widgets.sources import write_changed
 from widgets.style import draw
 
 VALUE_COLOUR = "#4e79a7"
@@ -110,10 +111,8 @@ class BlendPlot:
 
     def update(self, data: dict, bounds, *, reframe: bool = False) -> None:
         """New points in place; ranges move only when something would leave the frame, or on `reframe`."""
-        self.values.data = data["values"]
-        self.hull.data = data["hull"]
-        self.output.data = data["output"]
-        self.links.data = data["links"]
+        for name in ("values", "hull", "output", "links"):
+            write_changed(getattr(self, name), data[name])
         xr, yr = self.figure.x_range, self.figure.y_range
         x0, x1, y0, y1 = bounds
         outside = x0 < xr.start or x1 > xr.end or y0 < yr.start or y1 > yr.end

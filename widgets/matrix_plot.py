@@ -28,6 +28,7 @@ from bokeh.palettes import Blues256, RdBu11
 from bokeh.plotting import figure
 
 from widgets.a11y import ink_for
+from widgets.sources import write_changed
 from widgets.style import draw, drop_grid, short_label
 from widgets.viewdata import shows_numbers
 
@@ -383,12 +384,9 @@ class MatrixPlot:
             self._set_axes(rows, cols)
             self.source.data = side_by_side(blocks, n_cols, self.GAP)
         else:  # same cells, new numbers: send only what changes
-            value = numeric([v for cells in blocks.values() for v in cells["value"]])
-            if self.numbers.visible:
-                self.source.data.update(
-                    value=value, text=[t for cells in blocks.values() for t in cells["text"]]
-                )
-            else:  # too many cells for numbers: their text stays empty
-                self.source.data.update(value=value)
+            columns = {"value": numeric([v for cells in blocks.values() for v in cells["value"]])}
+            if self.numbers.visible:  # else too many cells for numbers: their text stays empty
+                columns["text"] = [t for cells in blocks.values() for t in cells["text"]]
+            write_changed(self.source, columns)
         if outline is not None and outline != self.outline.data:
             self.outline.data = outline

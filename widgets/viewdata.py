@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import re
 
 import numpy as np
@@ -50,14 +51,15 @@ def matrix_cells(
     value = np.array(M, dtype=float).ravel()
     if hidden is not None:
         value = np.where(hidden.ravel(), np.nan, value)
+    values = value.tolist()  # once: Python floats format faster than numpy's scalars
     return {
         "x": x,
         "y": y,
-        "value": value.tolist(),
+        "value": values,
         "text": (
-            [hidden_text if np.isnan(v) else fmt(v) for v in value]
+            [hidden_text if math.isnan(v) else fmt(v) for v in values]
             if shows_numbers(rows, cols)
-            else [""] * value.size
+            else [""] * len(values)
         ),
         "row": row,
         "col": col,
