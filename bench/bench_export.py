@@ -161,15 +161,17 @@ LOGIC_JS = """
 """
 
 
-def main_thread_cpu(page, moves: int) -> float:
-    """The renderer main thread's CPU time (ms) a slider move, over `moves` moves under Chromium's trace."""
+TRACE_CATEGORIES = "devtools.timeline,disabled-by-default-devtools.timeline"  # RunTask is in the second
+
+
+def main_thread_events(page, moves: int) -> list:
+    """The renderer main thread's trace events over `moves` slider moves made under Chromium's trace."""
     cdp = page.context.new_cdp_session(page)
     events: list = []
     done: list = []
     cdp.on("Tracing.dataCollected", lambda e: events.extend(e["value"]))
     cdp.on("Tracing.tracingComplete", lambda e: done.append(True))
-    cats = "devtools.timeline,disabled-by-default-devtools.timeline"  # RunTask is in the second
-    cdp.send("Tracing.start", {"categories": cats, "transferMode": "ReportEvents"})
+    cdp.send("Tracing.start", {"categories": TRACE_CATEGORIES, "transferMode": "ReportEvents"})
     page.evaluate(TIMED_SETS_JS, ["x-3-0", "value", "weights-cells", slider_values(moves)])
     cdp.send("Tracing.end")
     while not done:
@@ -177,8 +179,12 @@ def main_thread_cpu(page, moves: int) -> float:
     cdp.detach()
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
     main = {k for k, name in names.items() if name == "CrRendererMain"}
-    tasks = [e for e in events if e.get("name") == "RunTask" and e.get("ph") == "X"]
-    tasks = [e for e in tasks if (e["pid"], e["tid"]) in main]
+    return [e for e in events if (e["pid"], e["tid"]) in main]
+
+
+def main_thread_cpu(page, moves: int) -> float:
+    """The renderer main thread's CPU time (ms) a slider move, over `moves` moves under Chromium's trace."""
+    tasks = [e for e in main_thread_events(page, moves) if e.get("name") == "RunTask" and e.get("ph") == "X"]
     return sum(e.get("tdur", e["dur"]) for e in tasks) / 1000 / moves
 
 

@@ -25,30 +25,15 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.export import export  # noqa: E402
-from bench.bench_export import TIMED_SETS_JS, open_offline, slider_values  # noqa: E402
+from bench.bench_export import TIMED_SETS_JS, main_thread_events, open_offline, slider_values  # noqa: E402
 from bench.bench_export_ab import base_export  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
-
-CATEGORIES = "devtools.timeline,disabled-by-default-devtools.timeline"
 
 
 def traced_moves(page, moves: int) -> tuple[float, collections.Counter]:
     """Main-thread CPU a move (ms) and each trace event's own CPU a move, over `moves` traced moves."""
-    cdp = page.context.new_cdp_session(page)
-    events: list = []
-    done: list = []
-    cdp.on("Tracing.dataCollected", lambda e: events.extend(e["value"]))
-    cdp.on("Tracing.tracingComplete", lambda e: done.append(True))
-    cdp.send("Tracing.start", {"categories": CATEGORIES, "transferMode": "ReportEvents"})
-    page.evaluate(TIMED_SETS_JS, ["x-3-0", "value", "weights-cells", slider_values(moves)])
-    cdp.send("Tracing.end")
-    while not done:
-        page.wait_for_timeout(50)
-    cdp.detach()
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
-    main = {k for k, name in names.items() if name == "CrRendererMain"}
     spans = sorted(
-        (e for e in events if (e["pid"], e["tid"]) in main and e.get("ph") == "X" and "tdur" in e),
+        (e for e in main_thread_events(page, moves) if e.get("ph") == "X" and "tdur" in e),
         key=lambda e: (e["ts"], -e["dur"]),
     )
     own: collections.Counter = collections.Counter()

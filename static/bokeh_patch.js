@@ -568,5 +568,8 @@
     });
   }
 
+  // The static export's steps panel (static/explorer_page.js writeMarkup) writes its texts the same way.
+  window.BokehPatch = { sameNodes, copyTexts };
+
   whenBokeh(install); // static/when_bokeh.js
 })();

@@ -419,37 +419,10 @@
     function writeMarkup(el, html) {
       parser.innerHTML = html;
       const fresh = parser.content;
-      if (sameMarkup(el, fresh)) copyTexts(el, fresh);
+      const { sameNodes, copyTexts } = window.BokehPatch; // static/bokeh_patch.js, loaded before this file
+      if (sameNodes(el, fresh)) copyTexts(fresh, el);
       else el.replaceChildren(...fresh.childNodes);
       parser.innerHTML = '';
-    }
-
-    function sameMarkup(a, b) {
-      const as = a.childNodes, bs = b.childNodes;
-      if (as.length !== bs.length) return false;
-      for (let k = 0; k < as.length; k++) {
-        const x = as[k], y = bs[k];
-        if (x.nodeType !== y.nodeType || x.nodeName !== y.nodeName) return false;
-        if (x.nodeType === Node.ELEMENT_NODE) {
-          if (x.attributes.length !== y.attributes.length) return false;
-          for (const attr of y.attributes) if (x.getAttribute(attr.name) !== attr.value) return false;
-          if (!sameMarkup(x, y)) return false;
-        } else if (x.nodeType !== Node.TEXT_NODE && x.nodeValue !== y.nodeValue) {
-          return false;
-        }
-      }
-      return true;
-    }
-
-    function copyTexts(a, b) {
-      const as = a.childNodes, bs = b.childNodes;
-      for (let k = 0; k < as.length; k++) {
-        if (as[k].nodeType === Node.TEXT_NODE) {
-          if (as[k].data !== bs[k].data) as[k].data = bs[k].data;
-        } else {
-          copyTexts(as[k], bs[k]);
-        }
-      }
     }
 
     // --- state → controls ------------------------------------------------------------
