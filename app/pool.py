@@ -21,6 +21,8 @@ import os
 import time
 from typing import NamedTuple
 
+from app.serving import freeze_long_lived
+
 EXPECT_ENV = "EXPLORER_EXPECT"  # how many explorers a server process keeps ready (set by app.classroom)
 QUIET_S = 10.0  # no session started for this long: the class has arrived, top the pool up
 GAP_S = 0.02  # between two builds, so requests that come in meanwhile are answered
@@ -106,7 +108,7 @@ class ExplorerPool:
                 # page too: with 60 pages ready, one pass in an arrival cost 1.3 s (bench/profile_arrival.py).
                 # Frozen, they are left out of its passes until the class has arrived (the next refill) or
                 # left (app/serving.py releases memory then).
-                gc.freeze()
+                freeze_long_lived()
                 if self.built > built_before:
                     print(f"Pages built ahead: {len(self._ready)} ready in process {os.getpid()}", flush=True)
 
