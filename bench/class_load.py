@@ -5,6 +5,7 @@
     .venv/bin/python bench/class_load.py burst --rounds 5
     .venv/bin/python bench/class_load.py arrive --students 100 --window 10
     .venv/bin/python bench/class_load.py rounds --rounds 3 --duration 20   # capacity, 1×/2×/4×, A/B
+    .venv/bin/python bench/class_load.py rounds --rounds 3 --rates 4,15,60 --times 1,2 --clients latest
     (each starts its own server with app.classroom's flags; add --through-nginx --processes 2 for two
     backends behind nginx)
 
@@ -327,6 +328,8 @@ def load(args, url, pids) -> dict:
         "stale_p50_ms": 1000 * pct(stale, 50),
         "stale_p95_ms": 1000 * pct(stale, 95),
         "stale_p99_ms": 1000 * pct(stale, 99),
+        # fairness: each student's own p95, the worst of them
+        "stale_p95_worst_student_ms": 1000 * max((pct(r["stale"], 95) for r in res if r["stale"]), default=0),
         "timeouts": sum(r["timeouts"] for r in res),
         "wrong": sum(r["wrong"] for r in res),
         "foreign": sum(r["foreign"] for r in res),
@@ -387,12 +390,36 @@ def burst(args, url, pids) -> dict:
     return out
 
 
+def settle(args, pids, since: float) -> float:
+    """Wait until the class that left at `since` is gone from the server: its sessions discarded (the
+    server's unused-session lifetime, then its check interval) and the memory it held handed back
+    (app/serving.py, RELEASE_AFTER_S after the last one closed), then until the server's CPU stays below
+    10 % for a second. Otherwise that work (a few hundred ms of one core per 100 sessions, and one full
+    collection) lands in the next class's timed moves. Returns the seconds waited."""
+    from app.classroom import CHECK_UNUSED_MS
+    from app.serving import RELEASE_AFTER_S
+
+    t0 = time.time()
+    gone_by = since + args.session_lifetime * 60 + CHECK_UNUSED_MS / 1000 + RELEASE_AFTER_S + 1
+    time.sleep(max(0.0, gone_by - time.time()))
+    mon = Monitor(pids)
+    before = mon.sample()
+    while time.time() - t0 < 120:
+        time.sleep(1.0)
+        now = mon.sample()
+        if (now[1] - before[1]) / (now[0] - before[0]) < 0.10:
+            break
+        before = now
+    return time.time() - t0
+
+
 def rounds(args, url, pids) -> dict:
     """On one server, in rounds: the capacity, then 1×, 2×, 4× that capacity with the page's sending (one
     value in flight), and 1×, 2× with every value sent at once (a page without static/send_latest.js)."""
     import copy
 
-    out: dict = {"rate": args.rate, "runs": []}
+    rates = [float(r) for r in args.rates.split(",")] if args.rates else [args.rate]
+    out: dict = {"rate": args.rate, "rates": rates, "runs": []}
     one_x = args.one_x
     for k in range(args.rounds):
         c = copy.copy(args)
@@ -401,16 +428,18 @@ def rounds(args, url, pids) -> dict:
         one_x = one_x or r["moves_per_s"]  # 1× from the first round's capacity unless given
         out["runs"].append({"round": k + 1, "mode": "capacity", "load": loadavg(), **r})
         print(json.dumps(out["runs"][-1]), flush=True)
-        for times in (int(t) for t in args.times.split(",")):
+        out["runs"][-1]["settled_s"] = settle(args, pids, time.time())
+        for rate, times in ((rate, int(t)) for rate in rates for t in args.times.split(",")):
             for client in args.clients.split(",") if times < 4 else ("latest",):  # 4× every: a flood, known
                 c = copy.copy(args)
-                c.students, c.client = max(1, round(times * one_x / args.rate)), client
+                c.rate = rate
+                c.students, c.client = max(1, round(times * one_x / rate)), client
                 load_start = loadavg()
                 r = load(c, url, pids)
                 loads = [load_start, loadavg()]
                 out["runs"].append({"round": k + 1, "mode": f"{times}x", "load": loads, **r})
                 print(json.dumps(out["runs"][-1]), flush=True)
-                time.sleep(3)
+                out["runs"][-1]["settled_s"] = settle(args, pids, time.time())
     out["one_x_moves_per_s"] = one_x
     return out
 
@@ -526,6 +555,11 @@ def main(argv=None) -> dict:
     ap.add_argument("--sessions", type=int, default=20, help="capacity: sessions moving back to back")
     ap.add_argument("--students", type=int, default=40)
     ap.add_argument("--rate", type=float, default=4.0, help="load: values a second per student")
+    ap.add_argument(
+        "--rates",
+        default="",
+        help="rounds: hand rates to run in turn within each round (comma-separated; default --rate)",
+    )
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--one-x", type=float, default=0.0, help="rounds: moves/s taken as 1× (else measured)")

@@ -38,12 +38,13 @@ def explorer_doc():
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
+    from app.pool import page_for_session
     from app.served_page import page_for
-    from widgets.explorer import HeadExplorer
 
     doc = Document()
     with set_curdoc(doc), doc.models.freeze():
-        page_for(HeadExplorer(sync_url=True)).server_doc(doc, title="One attention head")
+        explorer = page_for_session({}).explorer  # as a session makes it (no pool: its editor built on open)
+        page_for(explorer).server_doc(doc, title="One attention head")
     return doc
 
 
