@@ -6,7 +6,8 @@ session costs the server; 100 students opening the page within seconds would que
 builds. With `python -m app.classroom --expect N`, each server process builds N of them ahead, one per
 turn of its event loop, and hands one to each arriving session, which then only adds the classroom line,
 the URL's settings and its document (the Bokeh models of Panel's panes, which belong to a document). The
-pool is topped up again, one page at a time, once no session has started for a few seconds. Without
+pool is topped up again, one page at a time, once no session has started and no browser has sent anything
+for a few seconds (the class has left, or is listening). Without
 --expect (or with plain `panel serve app/main.py`) nothing is built ahead.
 
 The models of a pooled page belong to no document until a session takes it; a taken page is never given
@@ -21,10 +22,10 @@ import os
 import time
 from typing import NamedTuple
 
-from app.serving import freeze_long_lived
+from app.serving import freeze_long_lived, seconds_since_input
 
 EXPECT_ENV = "EXPLORER_EXPECT"  # how many explorers a server process keeps ready (set by app.classroom)
-QUIET_S = 10.0  # no session started for this long: the class has arrived, top the pool up
+QUIET_S = 10.0  # no session started and no input for this long: the class has arrived or left, top up
 GAP_S = 0.02  # between two builds, so requests that come in meanwhile are answered
 
 log = logging.getLogger(__name__)
@@ -90,8 +91,11 @@ class ExplorerPool:
         built_before = self.built
 
         def step() -> None:
-            quiet = time.monotonic() - self._last_take
-            if quiet < QUIET_S:  # a class is arriving: its sessions come first
+            # A build holds the event loop ~0.1-0.2 s: while students are arriving or working, every one of
+            # them would wait behind it, so the pool fills only while no session starts and no browser sends
+            # anything (a class that has left, or a quiet moment).
+            quiet = min(time.monotonic() - self._last_take, seconds_since_input())
+            if quiet < QUIET_S:  # a class is arriving or at work: its sessions come first
                 loop.call_later(QUIET_S - quiet, step)
                 return
             gc.unfreeze()  # (see below) the pages handed out are the sessions' now, collected as usual

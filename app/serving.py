@@ -218,6 +218,16 @@ def more_input_waiting(handler) -> bool:
         return False
 
 
+_last_input = float("-inf")  # time.monotonic() of the last message a browser sent this process
+
+
+def seconds_since_input() -> float:
+    """Seconds since any browser last sent this process a message (a move, a click, a document request):
+    how long the students have left the server idle. Counted by the websocket handler `latest_patch_wins`
+    installs."""
+    return time.monotonic() - _last_input
+
+
 def latest_patch_wins() -> None:
     """Drop a browser's property change that a newer change of the same properties, already waiting on the
     same websocket, overwrites: never parsed into the document, never computed, never answered.
@@ -255,6 +265,8 @@ def latest_patch_wins() -> None:
                 await self._schedule(work)
 
     async def _handle(self, message):
+        global _last_input
+        _last_input = time.monotonic()
         lock = self.__dict__.setdefault("_held_lock", asyncio.Lock())
         async with lock:
             key = overwrite_key(message)
@@ -286,11 +298,13 @@ def latest_patch_wins() -> None:
 
 RELEASE_AFTER_S = 5.0  # after the last session closed in a burst (a class leaving), then once
 _release_pending = None  # the timer of the next release, if one is due
+_closed_since_release = 0  # sessions destroyed since the last release
 
 
 def _return_freed_memory() -> None:
-    global _release_pending
+    global _release_pending, _closed_since_release
     _release_pending = None
+    _closed_since_release = 0
     gc.unfreeze()  # what freeze_long_lived and app/pool.py kept from the collector may be garbage now
     gc.collect()
     try:  # glibc keeps freed heap pages for reuse; malloc_trim hands them back to the system
@@ -307,14 +321,32 @@ def release_memory_when_sessions_close(session_context) -> None:
     Without it a server's resident memory stays at its peak after a class leaves (Python and glibc
     keep the freed pages). With it part of that goes back (392 → 266 MB after 100 sessions); the rest
     is reused by the next class (bench/memory_rounds.py).
+
+    The release's full collection walks the sessions still open as well, ~9 ms each, and every student
+    on the process waits for it (0.55 s with 60 open, bench/RESULTS-class-load.md). So one student
+    leaving mid-class does not start it: it waits until at least as many sessions have closed since the
+    last release as are still open (a class, or half of one, has left), which also bounds what stays
+    unreleased to the size of what is open.
     """
-    global _release_pending
+    global _release_pending, _closed_since_release
     from tornado.ioloop import IOLoop
 
+    _closed_since_release += 1
+    if _closed_since_release < sessions_open(session_context):
+        return
     loop = IOLoop.current()
     if _release_pending is not None:
         loop.remove_timeout(_release_pending)
     _release_pending = loop.call_later(RELEASE_AFTER_S, _return_freed_memory)
+
+
+def sessions_open(session_context) -> int:
+    """The sessions the server still holds beside a destroyed one (Bokeh drops that one before it calls
+    the on-session-destroyed callbacks); 0 outside a server."""
+    try:
+        return len(session_context.server_context.sessions)
+    except AttributeError:
+        return 0
 
 
 _startup_frozen = False

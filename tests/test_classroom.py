@@ -129,6 +129,32 @@ def test_closing_sessions_gives_memory_back_once_they_stop(monkeypatch):
     assert calls == ["gc"] and serving._release_pending is None
 
 
+def test_one_student_leaving_does_not_stall_the_class_with_a_release(monkeypatch):
+    """The release's full collection walks every open session; it waits until as many have closed as are
+    still open (a class leaving), not for one student who leaves while 30 work."""
+    from types import SimpleNamespace
+
+    from app import serving
+
+    calls = []
+    monkeypatch.setattr(serving, "RELEASE_AFTER_S", 0.05)
+    monkeypatch.setattr(serving, "_closed_since_release", 0)
+    monkeypatch.setattr(serving.gc, "collect", lambda: calls.append("gc") or 0)
+
+    def closed(still_open: int):
+        return SimpleNamespace(server_context=SimpleNamespace(sessions=[object()] * still_open))
+
+    async def students_leave(still_open: list[int]):
+        for n in still_open:
+            serving.release_memory_when_sessions_close(closed(n))
+        await asyncio.sleep(0.3)
+
+    in_own_thread(asyncio.run, students_leave([30, 29, 28]))
+    assert calls == [] and serving._release_pending is None  # three of 33 left: nothing to stall for
+    in_own_thread(asyncio.run, students_leave(range(27, -1, -1)))  # then the rest of the class
+    assert calls == ["gc"] and serving._closed_since_release == 0
+
+
 @pytest.fixture(scope="module")
 def classroom_server(tmp_path_factory):
     log = tmp_path_factory.mktemp("classroom") / "panel.log"

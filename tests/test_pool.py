@@ -126,3 +126,38 @@ def test_a_full_pool_is_kept_out_of_the_collectors_passes_until_the_class_leaves
         assert gone() is None
     finally:
         gc.unfreeze()
+
+
+def test_the_pool_waits_while_students_are_at_work(monkeypatch):
+    """A build holds the server's loop for every student on it: the pool fills only once no session has
+    started and no browser has sent anything for QUIET_S (app/serving.py counts the input)."""
+    import asyncio
+    import gc
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app import serving
+
+    monkeypatch.setattr(pool_module, "QUIET_S", 0.2)
+    made = []
+
+    async def fill_while(busy_for: float):
+        p = ExplorerPool(1, lambda: made.append(object()) or made[-1])
+        t0 = asyncio.get_running_loop().time()
+        while asyncio.get_running_loop().time() - t0 < busy_for:
+            monkeypatch.setattr(serving, "_last_input", time.monotonic())  # a student's move
+            p.start()
+            await asyncio.sleep(0.02)
+            assert len(p) == 0, "built while a student was moving"
+        for _ in range(100):  # then the class goes quiet
+            await asyncio.sleep(0.02)
+            if len(p):
+                return p
+        return p
+
+    try:
+        with ThreadPoolExecutor(1) as pool:  # a thread of its own, as above
+            p = pool.submit(asyncio.run, fill_while(0.6)).result()
+    finally:
+        gc.unfreeze()  # the full pool froze the collector's view
+    assert len(p) == 1 and p.built == 1
