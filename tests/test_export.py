@@ -172,6 +172,8 @@ def test_file_is_self_contained_and_small(exported):
 def test_page_is_laid_out_in_separate_roots(exported, context, page):
     """One root per part, each in its grid area; the steps sit right of the controls, below the top row."""
     net = open_page(context, page, (exported / "head.html").as_uri())
+    # the lower roots are read in idle moments after the first part (app/export.py LATER): wait for them
+    page.wait_for_function("() => HeadExplorerPage.pages[0] && HeadExplorerPage.pages[0].complete")
     names = page.evaluate("() => Bokeh.documents[0].roots().map(r => r.name)")
     assert sorted(names) == sorted([*ROOTS, "more"])  # "more": app/export_explorers.py
     box = {name: page.locator(f"section.area-{name}").bounding_box() for name, _, _ in AREAS}
