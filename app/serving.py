@@ -323,7 +323,7 @@ def release_memory_when_sessions_close(session_context) -> None:
     is reused by the next class (bench/memory_rounds.py).
 
     The release's full collection walks the sessions still open as well, ~7 ms each, and every student
-    on the process waits for it (0.43 s with 60 open, 0.71 s with 100: bench/release_stall.py). So one student
+    on the process waits for it (0.46 s with 60 open, 0.70 s with 100: bench/release_stall.py). So one student
     leaving mid-class does not start it: it waits until at least as many sessions have closed since the
     last release as are still open (a class, or half of one, has left), which also bounds what stays
     unreleased to the size of what is open.

@@ -4,8 +4,8 @@ loop, against the number of sessions still open: its full collection walks every
     .venv/bin/python bench/release_stall.py [--open 20 60] [--repeats 3]
 
 Builds N whole session documents in this process, as the server does (bench/session_memory.py
-explorer_doc), freezes them as the server does, then times the release's collection (unfreeze, collect,
-freeze) N times over. Prints JSON with /proc/loadavg.
+explorer_doc), freezes them as the server does, then times the release itself (`_return_freed_memory`:
+unfreeze, collect, malloc_trim, freeze) a few times over. Prints JSON with /proc/loadavg.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from app.serving import _return_freed_memory, freeze_long_lived  # noqa: E402
 from bench.session_memory import explorer_doc, loadavg  # noqa: E402
 
 
@@ -34,13 +35,11 @@ def main() -> None:
     for n in sorted(args.open):
         docs += [explorer_doc() for _ in range(n - len(docs))]
         gc.collect()
-        gc.freeze()
+        freeze_long_lived()  # as the server does after each new page
         times = []
         for _ in range(args.repeats):
             t0 = time.perf_counter()
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
+            _return_freed_memory()
             times.append(1000 * (time.perf_counter() - t0))
         out["runs"].append(
             {
