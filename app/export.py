@@ -47,7 +47,7 @@ from widgets.controls import SLIDER_LABEL_CHARS, preset_note
 from widgets.editor import FLUID, GRID_WIDTH, WEIGHTS, HeadEditor
 from widgets.logic_config import logic_config
 from widgets.matrix_plot import CELL_OUTLINE, FLAT_UP_TO, LABEL_FITS_CELL, SLANT
-from widgets.page import SQUARE, HeadPage
+from widgets.page import HeadPage, ref
 from widgets.state import HeadState
 from widgets.style import AXIS_LABEL_CHARS, text_panel, wrapping_row
 from widgets.viewdata import NUMBERS_UP_TO
@@ -132,69 +132,37 @@ def _script(text: str) -> str:
     return "<script>\n" + text.replace("</script", "<\\/script") + "\n</script>"
 
 
-def _ref(model) -> dict:
-    return {"id": model.id}
-
-
 def _models(page: HeadPage, editor: HeadEditor, downloads: dict) -> dict:
     """Every model the browser writes or listens to, by id (static/explorer_page.js resolves them)."""
     c = page.controls
+    figures = page.figure_models()
     return {
-        "plots": {
-            name: {
-                "blocks": m.names,
-                "gap": m.GAP,
-                "square": name in SQUARE,
-                "figure": _ref(m.figure),
-                "source": _ref(m.source),
-                "outline": _ref(m.outline),
-                "numbers": _ref(m.numbers),
-                "no_numbers": _ref(m.no_numbers),
-                "cells_glyph": _ref(m.cells.glyph),
-                "mapper": _ref(m.mapper),
-                "ink": _ref(m.ink),
-                "xaxis": _ref(m.figure.xaxis[0]),
-                "yaxis": _ref(m.figure.yaxis[0]),
-                "x_range": _ref(m.figure.x_range),
-                "y_range": _ref(m.figure.y_range),
-            }
-            for name, m in page.plots.items()
-        },
-        "blend": {
-            "values": _ref(page.blend.values),
-            "hull": _ref(page.blend.hull),
-            "output": _ref(page.blend.output),
-            "links": _ref(page.blend.links),
-            "figure": _ref(page.blend.figure),
-            "x_range": _ref(page.blend.figure.x_range),
-            "y_range": _ref(page.blend.figure.y_range),
-            "xaxis": _ref(page.blend.figure.xaxis[0]),
-            "yaxis": _ref(page.blend.figure.yaxis[0]),
-        },
-        "steps": _ref(page.steps),
+        "plots": figures["plots"],
+        "blend": figures["blend"],
+        "steps": figures["steps"],
         "controls": {
-            "preset": _ref(c.preset),
-            "note": _ref(c.note),
-            "query": _ref(c.query),
-            "reset": _ref(c.reset),
-            "message": _ref(c.message),
-            "tokens": _ref(c.tokens.layout),
-            "switches": {name: _ref(w) for name, w in c.switches.items()},
+            "preset": ref(c.preset),
+            "note": ref(c.note),
+            "query": ref(c.query),
+            "reset": ref(c.reset),
+            "message": ref(c.message),
+            "tokens": figures["tokens"],
+            "switches": {name: ref(w) for name, w in c.switches.items()},
         },
         "editor": {
-            "area": _ref(editor.layout),
-            "labels": _ref(editor.labels),
-            "add": _ref(editor.add),
-            "remove": _ref(editor.remove),
-            "C": _ref(editor.C),
-            "d": _ref(editor.d),
-            "grids": {name: _ref(g.layout) for name, g in editor.grids.items()},
-            "dim_x": _ref(editor.dim_x),
-            "dim_y": _ref(editor.dim_y),
-            "dims_note": _ref(editor.dims_note),
-            "message": _ref(editor.message),
+            "area": ref(editor.layout),
+            "labels": ref(editor.labels),
+            "add": ref(editor.add),
+            "remove": ref(editor.remove),
+            "C": ref(editor.C),
+            "d": ref(editor.d),
+            "grids": {name: ref(g.layout) for name, g in editor.grids.items()},
+            "dim_x": ref(editor.dim_x),
+            "dim_y": ref(editor.dim_y),
+            "dims_note": ref(editor.dims_note),
+            "message": ref(editor.message),
         },
-        "downloads": {kind: _ref(button) for kind, button in downloads.items()},
+        "downloads": {kind: ref(button) for kind, button in downloads.items()},
     }
 
 

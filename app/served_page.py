@@ -6,15 +6,21 @@ static/bokeh_patch.js and static/a11y.js (control names, the figures' tables, fo
 number format from static/attention.js, loaded for that).
 """
 
+import json
 from pathlib import Path
 
 import panel as pn
+from bokeh.models import CustomJS
 from panel.io.resources import _env as PANEL_TEMPLATES
 
+from app.export import VIEW
+from widgets.controls import DRAWS_OWN_MOVES
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
 from widgets.going_further import COST_TITLE, LAB_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
 from widgets.lab_view import LabView
+from widgets.logic_config import logic_config
+from widgets.page import ref
 from widgets.saturation_view import SaturationView
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +39,10 @@ TEMPLATE = (
     + (ROOT / "static" / "send_latest.js").read_text()  # issue 13: one property change in flight
     + """</script><script>"""
     + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
+    + "</script><script>"
+    + (ROOT / "static" / "explorer.js").read_text()  # the page draws a student's own moves: follow_in_browser
+    + "</script><script>"
+    + (ROOT / "static" / "explorer_page.js").read_text()
     + """</script><script>"""
     + (ROOT / "static" / "a11y.js").read_text()
     + "</script><script>"
@@ -123,6 +133,31 @@ def page_for(explorer: HeadExplorer, classroom=None) -> ServedTemplate:
     return with_classroom(explorer_page(explorer), classroom)
 
 
+def follow_in_browser(doc, explorer: HeadExplorer) -> None:
+    """Once the page's views are made, static/explorer_page.js `follow` draws the student's own moves (the
+    token sliders, the query, the switches) in the browser with the export's logic, so a move shows in the
+    next frame however busy the server is; the server's answer, which comes after, has the same numbers."""
+    controls = explorer.page.controls
+    config = {
+        **logic_config(explorer.state, presets={}),  # presets stay the server's
+        "view": VIEW,
+        "draws_own_moves": DRAWS_OWN_MOVES,
+        "models": {
+            **explorer.page.figure_models(),
+            "shown": ref(explorer.page.steps),
+            "query": ref(controls.query),
+            "switches": {name: ref(widget) for name, widget in controls.switches.items()},
+        },
+    }
+    doc.js_on_event(
+        "document_ready",
+        CustomJS(
+            args={"config": json.dumps(config, allow_nan=False)},
+            code="if (window.HeadExplorerPage) window.HeadExplorerPage.follow(cb_obj, JSON.parse(config));",
+        ),
+    )
+
+
 def serve_page(explorer: HeadExplorer, title: str = "One attention head", classroom=None, page=None) -> None:
     """Make the page of `explorer` this session's document; `page`: its explorer_page, built ahead."""
     page = with_classroom(page if page is not None else explorer_page(explorer), classroom)
@@ -130,3 +165,4 @@ def serve_page(explorer: HeadExplorer, title: str = "One attention head", classr
     # model of the document after each root the template adds (~0.7 s a session).
     with pn.state.curdoc.models.freeze():
         page.servable(title=title)
+    follow_in_browser(pn.state.curdoc, explorer)

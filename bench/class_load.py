@@ -622,11 +622,16 @@ def main(argv=None) -> dict:
         asyncio.run(burst_round(url, 2)) if args.mode != "arrive" else None  # warm the server
         modes = {"capacity": capacity, "load": load, "burst": burst, "arrive": arrive, "rounds": rounds}
         report.update(modes[args.mode](args, url, pids))
+    return finish(report, args.json)
+
+
+def finish(report: dict, path: Path | None) -> dict:
+    """The report with the load average at its end, printed, and written to `path` when given."""
     report["load_end"] = loadavg()
     text = json.dumps(report, indent=1, default=str)
     print(text, flush=True)
-    if args.json:
-        args.json.write_text(text)
+    if path:
+        path.write_text(text)
     return report
 
 

@@ -7,7 +7,8 @@
  *
  * app/export.py writes one JSON configuration (widgets/logic_config.py + model ids + view constants) and a
  * document_ready callback that calls HeadExplorerPage.bind(document, config).  Needs static/attention.js
- * and static/explorer.js before it.
+ * and static/explorer.js before it.  A served page calls HeadExplorerPage.follow instead
+ * (app/served_page.py follow_in_browser): the same writes, for a student's own moves only.
  */
 (function () {
   'use strict';
@@ -22,31 +23,6 @@
   const esc = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
     .replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
 
-  function column(source, name) {
-    return source.data instanceof Map ? source.data.get(name) : source.data[name];
-  }
-
-  function sameColumn(a, b) {
-    if (a === undefined || a === null || a.length !== b.length) return false;
-    for (let k = 0; k < b.length; k++) {
-      if (a[k] !== b[k] && !(Number.isNaN(a[k]) && Number.isNaN(b[k]))) return false;
-    }
-    return true;
-  }
-
-  function setData(source, value) {
-    source.data = source.data instanceof Map ? new Map(Object.entries(value)) : value;
-  }
-
-  // Write a source only when a column differs: each write re-indexes its glyphs and repaints the figure.
-  function updateSource(source, value) {
-    if (!Object.keys(value).every((k) => sameColumn(column(source, k), value[k]))) setData(source, value);
-  }
-
-  function setText(div, text) {
-    if (div.text !== text) div.text = text;
-  }
-
   // The cells of a figure's matrices as one set of columns (widgets/matrix_plot.py side_by_side).
   function sideBySide(cells, blocks, nCols, gap) {
     const out = { x: [], y: [], value: [], text: [], row: [], col: [], matrix: [] };
@@ -57,6 +33,156 @@
       for (const col of ['y', 'value', 'text', 'row', 'col']) out[col].push(...c[col]);
     });
     return out;
+  }
+
+  function column(source, name) {
+    return source.data instanceof Map ? source.data.get(name) : source.data[name];
+  }
+
+  // Equal entries: the same number (or both NaN), or within `tolerance` of each other when given.
+  function sameColumn(a, b, tolerance) {
+    if (a === undefined || a === null || a.length !== b.length) return false;
+    for (let k = 0; k < b.length; k++) {
+      const x = a[k];
+      const y = b[k];
+      if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
+      if (tolerance && typeof x === 'number' && typeof y === 'number' &&
+          Math.abs(x - y) <= tolerance * Math.max(1, Math.abs(y))) continue;
+      return false;
+    }
+    return true;
+  }
+
+  function setText(div, text) {
+    if (div.text !== text) div.text = text;
+  }
+
+  /**
+   * The writes of one state's view data into the figures and the steps panel (widgets/page.py update),
+   * for the export's binding (`bind`) and a served page's own moves (`follow`). `models()` gives the
+   * models as they are now (the export reads some roots later). Options: `sync: false` writes without
+   * sending the change to the server, which computes the same view itself; `tolerance` counts a number
+   * within it as unchanged (the server's answer carries Python's rounding, which is not a change).
+   */
+  function painter(models, V, options) {
+    const opts = options || {};
+    const writeOptions = opts.sync === false ? { sync: false } : {};
+    const put = (model, attrs) => model.setv(attrs, writeOptions);
+    const same = (a, b) => sameColumn(a, b, opts.tolerance);
+
+    function setData(source, value) {
+      put(source, { data: source.data instanceof Map ? new Map(Object.entries(value)) : value });
+    }
+
+    // Write a source only when a column differs: each write re-indexes its glyphs and repaints the figure.
+    function updateSource(source, value) {
+      if (!Object.keys(value).every((k) => same(column(source, k), value[k]))) setData(source, value);
+    }
+
+    function setAxes(plot, rows, cols) {
+      let colLabels;
+      if (plot.blocks.length === 1) {
+        colLabels = cols.map((c, i) => [i, shortLabel(c, V.axis_label_chars)]);
+      } else {  // Q[0], Q[1], K[0], …: each column says which matrix it belongs to
+        const step = cols.length + plot.gap;
+        colLabels = [];
+        plot.blocks.forEach((n, k) => cols.forEach((c, j) => colLabels.push([k * step + j, `${n}[${c}]`])));
+      }
+      const rowLabels = rows.map((r, i) => [i, shortLabel(r, V.axis_label_chars)]);
+      const longest = Math.max(0, ...colLabels.map(([, t]) => Array.from(t).length));
+      const fits = colLabels.length <= V.flat_up_to && longest <= V.fits_cell;
+      put(plot.xaxis, { major_label_orientation: fits ? 0 : V.slant });
+      for (const [axis, labels] of [[plot.xaxis, colLabels], [plot.yaxis, rowLabels]]) {
+        put(axis, { major_label_overrides: new Map(labels) }); // before the ticks: no frame draws old labels
+        put(axis.ticker, { ticks: labels.map(([k]) => k) });
+      }
+    }
+
+    function showNumbers(plot, show) {
+      put(plot.numbers, { visible: show, data_source: show ? plot.source : plot.no_numbers });
+      put(plot.cells_glyph, { line_color: show ? V.cell_outline : null });
+    }
+
+    function paintPlot(plot, view, s, reshape) {
+      const T = s.tokens.length;
+      const dims = Array.from({ length: s.W_Q[0].length }, (_, k) => String(k));
+      const [low, high] = view.limits[plot.blocks[0]];
+      if (plot.mapper.low !== low || plot.mapper.high !== high) {
+        put(plot.mapper, { low, high });
+        put(plot.ink, { low, high });
+      }
+      const cols = plot.square ? s.tokens : dims;
+      const cells = sideBySide(view.cells, plot.blocks, cols.length, plot.gap);
+      if (reshape) {
+        const span = plot.blocks.length * (cols.length + plot.gap) - plot.gap;
+        put(plot.x_range, { start: -0.5, end: span - 0.5 });
+        put(plot.y_range, { start: T - 0.5, end: -0.5 });
+        showNumbers(plot, Math.max(T, cols.length) <= V.numbers_up_to);
+        setAxes(plot, s.tokens, cols);
+        setData(plot.source, cells);
+      } else if (!same(column(plot.source, 'value'), cells.value) || !same(column(plot.source, 'text'), cells.text)) {
+        const old = plot.source.data; // a Map or a plain object (as the server writes it): kept as it is
+        const data = old instanceof Map ? new Map(old) : Object.assign({}, old);
+        if (data instanceof Map) {
+          data.set('value', cells.value);
+          data.set('text', cells.text);
+        } else {
+          Object.assign(data, { value: cells.value, text: cells.text });
+        }
+        put(plot.source, { data });
+      }
+      if (plot.square) updateSource(plot.outline, view.outline);
+    }
+
+    function paintBlend(view, s, reshape) {
+      const b = models().blend;
+      updateSource(b.values, view.blend.values);
+      updateSource(b.hull, view.blend.hull);
+      updateSource(b.output, view.blend.output);
+      updateSource(b.links, view.blend.links);
+      const [x0, x1, y0, y1] = view.bounds;
+      if (reshape || x0 < b.x_range.start || x1 > b.x_range.end || y0 < b.y_range.start || y1 > b.y_range.end) {
+        put(b.x_range, { start: x0, end: x1 });
+        put(b.y_range, { start: y0, end: y1 });
+      }
+      if (b.xaxis.axis_label !== view.blend.axes.x) put(b.xaxis, { axis_label: view.blend.axes.x });
+      if (b.yaxis.axis_label !== view.blend.axes.y) put(b.yaxis, { axis_label: view.blend.axes.y });
+    }
+
+    // The steps panel changes on every move. BokehJS answers a Div's new text by rendering the whole view
+    // anew (its shadow root, style sheets, layout: ~7 ms a move, more than the pure logic and the figures'
+    // data together); its text is written here into the element that view already holds, and the model
+    // gets the same text without the change event, so it reads what is shown.
+    let stepsView = null;
+    function setSteps(text) {
+      const div = models().steps;
+      if (div.text === text) return;
+      if (stepsView === null && window.Bokeh && Bokeh.index) stepsView = Bokeh.index.find_one(div) || false;
+      const el = stepsView && stepsView.markup_el;
+      if (!el || !el.isConnected || div.render_as_text) {
+        put(div, { text });
+        return;
+      }
+      div.setv({ text }, Object.assign({ silent: true }, writeOptions));
+      if (typeof stepsView.has_math_disabled === 'function' && !stepsView.has_math_disabled()) stepsView.rerender();
+      else writeMarkup(el, text);
+    }
+
+    // A move changes the steps' numbers, not their markup: writing the whole HTML again made the browser
+    // drop and re-lay out the panel's ~200 nodes (its table, spans and checks) every move. The new HTML
+    // is parsed off the page; when its nodes have the tags and attributes of those shown, only the texts
+    // that differ are written, else the panel's content is replaced as innerHTML would.
+    const parser = document.createElement('template');
+    function writeMarkup(el, html) {
+      parser.innerHTML = html;
+      const fresh = parser.content;
+      const { sameNodes, copyTexts } = window.BokehPatch; // static/bokeh_patch.js, loaded before this file
+      if (sameNodes(el, fresh)) copyTexts(fresh, el);
+      else el.replaceChildren(...fresh.childNodes);
+      parser.innerHTML = '';
+    }
+
+    return { paintPlot, paintBlend, setSteps };
   }
 
   /**
@@ -200,6 +326,7 @@
     else window.addEventListener('load', late, { once: true });
   }
   const AFTER_EMBED_MS = 10000;
+  const SETTLE_AFTER_MS = 200; // without a move, before the parts out of sight catch up (bind and follow)
   const LATER_MS = 300; // the longest a root read later waits for an idle moment
   const BIND_WAIT_MS = 5000;
   const whenBound = new WeakMap(); // document → resolve() of embed's wait for its binding
@@ -233,6 +360,7 @@
     let E = M.editor;
     const SWITCHES = config.switches;
     let state = logic.initial();
+    const { paintPlot, paintBlend, setSteps } = painter(() => M, V);
     let syncing = false;
     const page = { doc, config, get state() { return state; }, dispatch, logic };
     bound.push(page);
@@ -242,80 +370,13 @@
     const shapeOf = (s) => JSON.stringify([s.tokens, s.X[0].length, s.W_Q[0].length]);
     const sliderShape = (s) => JSON.stringify([s.tokens, s.X[0].length]); // one slider a token and component
 
-    function setAxes(plot, rows, cols) {
-      let colLabels;
-      if (plot.blocks.length === 1) {
-        colLabels = cols.map((c, i) => [i, shortLabel(c, V.axis_label_chars)]);
-      } else {  // Q[0], Q[1], K[0], …: each column says which matrix it belongs to
-        const step = cols.length + plot.gap;
-        colLabels = [];
-        plot.blocks.forEach((n, k) => cols.forEach((c, j) => colLabels.push([k * step + j, `${n}[${c}]`])));
-      }
-      const rowLabels = rows.map((r, i) => [i, shortLabel(r, V.axis_label_chars)]);
-      const longest = Math.max(0, ...colLabels.map(([, t]) => Array.from(t).length));
-      const fits = colLabels.length <= V.flat_up_to && longest <= V.fits_cell;
-      plot.xaxis.major_label_orientation = fits ? 0 : V.slant;
-      for (const [axis, labels] of [[plot.xaxis, colLabels], [plot.yaxis, rowLabels]]) {
-        axis.major_label_overrides = new Map(labels); // before the ticks, so no frame draws old labels
-        axis.ticker.ticks = labels.map(([k]) => k);
-      }
-    }
-
-    function showNumbers(plot, show) {
-      plot.numbers.visible = show;
-      plot.numbers.data_source = show ? plot.source : plot.no_numbers;
-      plot.cells_glyph.line_color = show ? V.cell_outline : null;
-    }
-
-    function paintPlot(plot, view, s, reshape) {
-      const T = s.tokens.length;
-      const dims = Array.from({ length: s.W_Q[0].length }, (_, k) => String(k));
-      const [low, high] = view.limits[plot.blocks[0]];
-      if (plot.mapper.low !== low || plot.mapper.high !== high) {
-        plot.mapper.setv({ low, high });
-        plot.ink.setv({ low, high });
-      }
-      const cols = plot.square ? s.tokens : dims;
-      const cells = sideBySide(view.cells, plot.blocks, cols.length, plot.gap);
-      if (reshape) {
-        const span = plot.blocks.length * (cols.length + plot.gap) - plot.gap;
-        plot.x_range.setv({ start: -0.5, end: span - 0.5 });
-        plot.y_range.setv({ start: T - 0.5, end: -0.5 });
-        showNumbers(plot, Math.max(T, cols.length) <= V.numbers_up_to);
-        setAxes(plot, s.tokens, cols);
-        setData(plot.source, cells);
-      } else if (!sameColumn(column(plot.source, 'value'), cells.value) ||
-                 !sameColumn(column(plot.source, 'text'), cells.text)) {
-        const data = new Map(plot.source.data instanceof Map ? plot.source.data : Object.entries(plot.source.data));
-        data.set('value', cells.value);
-        data.set('text', cells.text);
-        plot.source.data = data;
-      }
-      if (plot.square) updateSource(plot.outline, view.outline);
-    }
-
-    function paintBlend(view, s, reshape) {
-      const b = M.blend;
-      updateSource(b.values, view.blend.values);
-      updateSource(b.hull, view.blend.hull);
-      updateSource(b.output, view.blend.output);
-      updateSource(b.links, view.blend.links);
-      const [x0, x1, y0, y1] = view.bounds;
-      if (reshape || x0 < b.x_range.start || x1 > b.x_range.end || y0 < b.y_range.start || y1 > b.y_range.end) {
-        b.x_range.setv({ start: x0, end: x1 });
-        b.y_range.setv({ start: y0, end: y1 });
-      }
-      if (b.xaxis.axis_label !== view.blend.axes.x) b.xaxis.axis_label = view.blend.axes.x;
-      if (b.yaxis.axis_label !== view.blend.axes.y) b.yaxis.axis_label = view.blend.axes.y;
-    }
-
     // --- what is on screen ------------------------------------------------------------
     // BokehJS repaints every figure whose data changed, in the frame after a move; a figure scrolled out of
     // sight is not written until it comes back into view or the moves stop (page.settleAfter ms without one, or the
     // slider let go), so a drag costs the figures in sight. Same for the editor's W grids, which a new shape
     // makes anew. Until the browser first reports, everything counts as on screen.
 
-    page.settleAfter = 200; // ms without a move before the hidden parts catch up (a test may lengthen it)
+    page.settleAfter = SETTLE_AFTER_MS; // (a test may lengthen it)
     const parts = {}; // name → { visible, stale (null, 'update' or 'reshape'), catchUp(reshape) }
     let settleTimer = null;
 
@@ -390,39 +451,6 @@
       }
       if (!isStale('blend', reshape)) paintBlend(view, s, reshape);
       setSteps(view.steps + view.checks); // widgets/page.py readout_html
-    }
-
-    // The steps panel changes on every move. BokehJS answers a Div's new text by rendering the whole view
-    // anew (its shadow root, style sheets, layout: ~7 ms a move, more than the pure logic and the figures'
-    // data together); its text is written here into the element that view already holds, and the model
-    // gets the same text without the change event, so it reads what is shown.
-    let stepsView = null;
-    function setSteps(text) {
-      const div = M.steps;
-      if (div.text === text) return;
-      if (stepsView === null && window.Bokeh && Bokeh.index) stepsView = Bokeh.index.find_one(div) || false;
-      const el = stepsView && stepsView.markup_el;
-      if (!el || !el.isConnected || div.render_as_text) {
-        div.text = text;
-        return;
-      }
-      div.setv({ text }, { silent: true });
-      if (typeof stepsView.has_math_disabled === 'function' && !stepsView.has_math_disabled()) stepsView.rerender();
-      else writeMarkup(el, text);
-    }
-
-    // A move changes the steps' numbers, not their markup: writing the whole HTML again made the browser
-    // drop and re-lay out the panel's ~200 nodes (its table, spans and checks) every move. The new HTML
-    // is parsed off the page; when its nodes have the tags and attributes of those shown, only the texts
-    // that differ are written, else the panel's content is replaced as innerHTML would.
-    const parser = document.createElement('template');
-    function writeMarkup(el, html) {
-      parser.innerHTML = html;
-      const fresh = parser.content;
-      const { sameNodes, copyTexts } = window.BokehPatch; // static/bokeh_patch.js, loaded before this file
-      if (sameNodes(el, fresh)) copyTexts(fresh, el);
-      else el.replaceChildren(...fresh.childNodes);
-      parser.innerHTML = '';
     }
 
     // --- state → controls ------------------------------------------------------------
@@ -744,5 +772,164 @@
     return page;
   }
 
-  window.HeadExplorerPage = { afterEmbed, bind, embed, modelById, pages: bound, readLink };
+
+  /**
+   * A served page (app/served_page.py) draws a student's own moves. The server stays the authority: it
+   * applies every value it receives, and publishes its state (the JSON in `config.models.shown`'s tags)
+   * with every change that is not a drag. But under a class's load its answer can come a second after
+   * the move, so the page does not wait for it: it shows the server's state with what its own controls
+   * hold (the token sliders, the query picker, the switches), which is always the newest (the student's
+   * move, or the server's value when it sets them), written without syncing it back. After each answer
+   * the same is done again in the same task, before the next frame, so an answer to an older move is
+   * never seen. Once set up, the page marks the sliders' box (config.draws_own_moves) and the server sends
+   * nothing of the figures for a drag, which the page has drawn already. Only the figures and the steps
+   * panel are drawn here; the rest (the controls, the preset's note, the editor, the address) is the
+   * server's, as are presets, edits and the teacher's sends, each of which publishes the state anew.
+   * `window.headExplorerServerDraws = true` before the page loads leaves every drawing to the server
+   * (bench/own_moves.py measures both).
+   */
+  function follow(doc, config) {
+    if (window.headExplorerServerDraws === true) return null;
+    const logic = HeadLogic.make(config);
+    const resolve = (ref) => {
+      if (ref && typeof ref === 'object' && !Array.isArray(ref)) {
+        if (Object.keys(ref).length === 1 && 'id' in ref) return doc.get_model_by_id(ref.id);
+        return Object.fromEntries(Object.entries(ref).map(([k, v]) => [k, resolve(v)]));
+      }
+      return ref;
+    };
+    const M = resolve(config.models);
+    // Python's and JavaScript's numbers agree to 1e-9 (tests/test_actions.py), not to the last bit.
+    const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false, tolerance: 1e-9 });
+    const page = { doc, config, served: true, drawn: 0, failed: 0 };
+
+    const published = () => {
+      try {
+        return JSON.parse(M.shown.tags[0]);
+      } catch (err) {
+        return null;
+      }
+    };
+    let server = published(); // the server's state, but for what the page's own controls hold
+
+    const sliders = () => M.tokens.children.flatMap((row) => row.children);
+    const SWITCHES = config.switches;
+    function switchValue(sw, widget) { // as widgets/controls.py widget_value reads it
+      if (sw.kind === 'toggle') return Array.from(widget.active || []).indexOf(0) >= 0;
+      if (sw.kind === 'choice') return sw.choices[widget.active];
+      return typeof widget.value === 'number' ? widget.value : null; // an emptied box: the server says so
+    }
+    // The server's state with what the controls hold now: X from the token sliders, the query picker's
+    // token, each switch. The server's own when the sliders are of another shape (a new shape's sliders
+    // come in the same answer as its state). What the controls hold is checked as the server checks it.
+    function predicted() {
+      let X = null;
+      for (const slider of sliders()) {
+        const [t, c] = slider.tags;
+        if (!(t < server.X.length && c < server.X[t].length)) return server;
+        if (slider.value !== server.X[t][c]) {
+          X = X || server.X.map((line) => line.slice());
+          X[t][c] = slider.value;
+        }
+      }
+      let s = X ? Object.assign({}, server, { X }) : server;
+      const query = parseInt(M.query.value, 10);
+      if (query !== s.query && query >= 0 && query < s.tokens.length) s = logic.apply(s, { do: 'query', index: query });
+      for (const sw of SWITCHES) {
+        const value = switchValue(sw, M.switches[sw.name]);
+        if (value !== null && value !== s[sw.name]) s = logic.apply(s, { do: 'option', name: sw.name, value });
+      }
+      return s;
+    }
+
+    // A heatmap out of sight is not written while the student moves (BokehJS would repaint it unseen,
+    // and a 64-token head's lower figures cost more than the ones in view): it is brought up to date
+    // when it comes into view, or page.settleAfter ms after the last move.
+    page.settleAfter = SETTLE_AFTER_MS;
+    const inView = new Map(); // heatmap name → false while its figure is out of sight
+    const behind = new Set(); // heatmaps not written since the last move
+    let settleTimer = null;
+    function watchScreen() {
+      if (typeof IntersectionObserver !== 'function' || !window.Bokeh || !Bokeh.index) return;
+      const names = new Map();
+      const observer = new IntersectionObserver((entries) => {
+        for (const entry of entries) {
+          const name = names.get(entry.target);
+          inView.set(name, entry.isIntersecting);
+          if (entry.isIntersecting && behind.has(name)) soon();
+        }
+      }, { rootMargin: '100px' });
+      for (const [name, plot] of Object.entries(M.plots)) {
+        const view = Bokeh.index.find_one(plot.figure);
+        if (view && view.el) {
+          names.set(view.el, name);
+          observer.observe(view.el);
+        }
+      }
+    }
+
+    let due = false;
+    let stopped = false;
+    // Only what differs from what is shown is written (to 1e-9), so a server's answer with the same
+    // numbers costs the page one comparison.
+    function refresh(everything) {
+      due = false;
+      if (stopped) return;
+      server = published() || server;
+      if (!server) return;
+      try {
+        const s = predicted();
+        const view = logic.render(s);
+        for (const [name, plot] of Object.entries(M.plots)) {
+          if (everything || inView.get(name) !== false) {
+            paintPlot(plot, view, s, false);
+            behind.delete(name);
+          } else {
+            behind.add(name);
+          }
+        }
+        paintBlend(view, s, false);
+        setSteps(view.steps + view.checks);
+        page.drawn += 1;
+        clearTimeout(settleTimer);
+        if (behind.size) settleTimer = setTimeout(() => refresh(true), page.settleAfter);
+      } catch (err) { // a bug here must not leave the figures still: the server draws every move again
+        console.error(err);
+        page.failed += 1;
+        stopped = true;
+        M.tokens.tags = [];
+      }
+    }
+    // Once per batch of changes: a slider moved, or the server's answer (its figures, sliders and state
+    // arrive as one message, read in one task).
+    const soon = () => {
+      if (!due) {
+        due = true;
+        queueMicrotask(() => refresh(false));
+      }
+    };
+
+    const wired = new WeakSet();
+    function wire() {
+      for (const slider of sliders()) {
+        if (wired.has(slider)) continue;
+        wired.add(slider);
+        slider.connect(slider.properties.value.change, soon);
+      }
+    }
+    M.tokens.connect(M.tokens.properties.children.change, () => { wire(); soon(); });
+    M.shown.connect(M.shown.properties.tags.change, soon);
+    M.query.connect(M.query.properties.value.change, soon);
+    for (const sw of SWITCHES) {
+      const widget = M.switches[sw.name];
+      widget.connect(widget.properties[sw.kind === 'number' ? 'value' : 'active'].change, soon);
+    }
+    wire();
+    watchScreen();
+    M.tokens.tags = [config.draws_own_moves]; // the server need not send a drag's figures any more
+    bound.push(page);
+    return page;
+  }
+
+  window.HeadExplorerPage = { afterEmbed, bind, embed, follow, modelById, pages: bound, readLink };
 })();

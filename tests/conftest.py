@@ -97,6 +97,13 @@ def artifacts() -> Path:
 @contextlib.contextmanager
 def serve(app: str = "app/main.py", *extra: str, port: int | None = None, log: Path | None = None):
     """Run `panel serve APP` on loopback; yield its base URL (http://127.0.0.1:PORT)."""
+    with serve_process(app, *extra, port=port, log=log) as (base, _):
+        yield base
+
+
+@contextlib.contextmanager
+def serve_process(app: str = "app/main.py", *extra: str, port: int | None = None, log: Path | None = None):
+    """As `serve`, yielding (base URL, the server's process)."""
     port = port or free_port()
     args = [sys.executable, "-m", "panel", "serve", str(ROOT / app), "--port", str(port),
             "--address", "127.0.0.1", "--allow-websocket-origin", f"127.0.0.1:{port}",
@@ -106,7 +113,7 @@ def serve(app: str = "app/main.py", *extra: str, port: int | None = None, log: P
     try:
         base = f"http://127.0.0.1:{port}"
         wait_for_http(f"{base}/{Path(app).stem}")
-        yield base
+        yield base, proc
     finally:
         stop_process(proc)
         if log:

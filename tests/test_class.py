@@ -206,8 +206,15 @@ def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once
         events = list(doc.callbacks._held_events)
         doc.unhold()
     changed = sorted({(type(e.model).__name__, e.attr) for e in events})
-    # (and the address, on a served page)
-    expected = [("ColumnDataSource", "data"), ("Div", "text"), ("Select", "value"), ("Slider", "value")]
+    # (and the address, on a served page); the Div's tags: the state the figures show, which the page's
+    # own drawing of a move starts from (static/explorer_page.js follow)
+    expected = [
+        ("ColumnDataSource", "data"),
+        ("Div", "tags"),
+        ("Div", "text"),
+        ("Select", "value"),
+        ("Slider", "value"),
+    ]
     assert changed == expected
     assert sum(type(e.model).__name__ == "Slider" for e in events) == 3
     assert encode(explorer.state) == encode(other) == encode(teacher)

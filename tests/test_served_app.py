@@ -58,6 +58,19 @@ def cells(page, name: str = "weights-cells") -> np.ndarray:
 @pytest.fixture
 def explorer(served_app, page):
     """A fresh session showing the chapter's example; console errors collected in page.errors."""
+    yield from opened(served_app, page)
+
+
+@pytest.fixture
+def server_drawn(served_app, page):
+    """The same, with the page's own drawing of a move off (static/explorer_page.js follow): the server's
+    answers alone draw it, as for a client without that script, so what the server answers shows."""
+    page.add_init_script("window.headExplorerServerDraws = true;")
+    yield from opened(served_app, page)
+
+
+def opened(served_app, page):
+    """Open the page; after the test, no console error or page error may have occurred."""
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -145,10 +158,22 @@ def test_scaling_off_changes_the_numbers_to_the_cores(explorer):
 
 # Latest move wins (widgets/latest.py). Each received update of the weights heatmap is recorded in the page
 # as row 3 (the query 'it'), so the test can say which slider value every update answered.
+# The weights row 3 of each answer the server sends (written while BokehJS applies its patch; the page's
+# own drawing of a move, static/explorer_page.js follow, is not an answer).
 JS_RECORD_ROWS = """() => {
     const source = Bokeh.documents[0].get_model_by_name('weights-cells');
+    const session = Bokeh.require('client/session').ClientSession.prototype;
+    if (!session._handle_patch.__marked) {
+        const handle = session._handle_patch;
+        session._handle_patch = function (message) {
+            window.__answering = true;
+            try { return handle.call(this, message); } finally { window.__answering = false; }
+        };
+        session._handle_patch.__marked = true;
+    }
     window.__rows = [];
     source.change.connect(() => {
+        if (!window.__answering) return;
         const v = Array.from(source.data.value);
         const n = Math.round(Math.sqrt(v.length));
         window.__rows.push(v.slice(3 * n, 4 * n));
@@ -156,6 +181,8 @@ JS_RECORD_ROWS = """() => {
 }"""
 
 JS_SET = "v => { Bokeh.documents[0].get_model_by_name('x-3-0').value = v; }"
+# The server has answered with weights row 3 `row` (recorded by JS_RECORD_ROWS).
+JS_ANSWERED = "row => window.__rows.some((r) => r.every((x, i) => Math.abs(x - row[i]) < 1e-12))"
 
 JS_BURST = """values => {
     const slider = Bokeh.documents[0].get_model_by_name('x-3-0');
@@ -176,32 +203,33 @@ def answered(rows) -> list[float]:
     return out
 
 
-def test_a_slow_stream_gets_every_value_answered(explorer):
+def test_a_slow_stream_gets_every_value_answered(server_drawn):
     """A value sent only after the previous one was answered is never dropped: a slow drag is followed step
     by step (no debounce, no coalescing when the server keeps up)."""
-    explorer.evaluate(JS_RECORD_ROWS)
+    server_drawn.evaluate(JS_RECORD_ROWS)
     for k, x in enumerate(SLOW, start=1):
-        explorer.evaluate(JS_SET, x)
-        explorer.wait_for_function("n => window.__rows.length >= n", arg=k, timeout=15000)
-    explorer.wait_for_selector(f"text={weights_line(core(SLOW[-1]))}", timeout=10000)
-    assert answered(explorer.evaluate("() => window.__rows")) == list(SLOW)
+        server_drawn.evaluate(JS_SET, x)
+        server_drawn.wait_for_function("n => window.__rows.length >= n", arg=k, timeout=15000)
+    server_drawn.wait_for_selector(f"text={weights_line(core(SLOW[-1]))}", timeout=10000)
+    assert answered(server_drawn.evaluate("() => window.__rows")) == list(SLOW)
 
 
-def test_a_burst_gets_its_last_value_answered_and_the_overtaken_ones_dropped(explorer):
+def test_a_burst_gets_its_last_value_answered_and_the_overtaken_ones_dropped(server_drawn):
     """100 values sent at once: the page ends on the core's numbers for exactly the last value, and the
     server computed far fewer than 100 (values overtaken while waiting were dropped), in the order sent."""
-    explorer.evaluate(JS_RECORD_ROWS)
-    explorer.evaluate(JS_BURST, list(BURST))
+    server_drawn.evaluate(JS_RECORD_ROWS)
+    server_drawn.evaluate(JS_BURST, list(BURST))
     last = core(BURST[-1])
-    explorer.wait_for_selector(f"text={weights_line(last)}", timeout=15000)
-    explorer.wait_for_timeout(500)  # let any straggling update arrive, so "the last one shown" is meaningful
-    got = answered(explorer.evaluate("() => window.__rows"))
+    server_drawn.wait_for_function(JS_ANSWERED, arg=core(BURST[-1]).weights[3].tolist(), timeout=15000)
+    server_drawn.wait_for_selector(f"text={weights_line(last)}", timeout=15000)
+    server_drawn.wait_for_timeout(500)  # let any straggling update arrive: "the last one shown" means it
+    got = answered(server_drawn.evaluate("() => window.__rows"))
     assert got[-1] == BURST[-1]
     assert got == sorted(got), "updates answered values out of the order they were sent"
     assert len(got) < len(BURST) // 2, f"{len(got)} updates for a burst of {len(BURST)}: nothing was dropped"
-    np.testing.assert_allclose(cells(explorer)[3], last.weights[3], rtol=0, atol=1e-12)
-    assert weights_line(last) in explorer.locator(".steps").first.inner_text()
-    value = explorer.evaluate("() => Bokeh.documents[0].get_model_by_name('x-3-0').value")
+    np.testing.assert_allclose(cells(server_drawn)[3], last.weights[3], rtol=0, atol=1e-12)
+    assert weights_line(last) in server_drawn.locator(".steps").first.inner_text()
+    value = server_drawn.evaluate("() => Bokeh.documents[0].get_model_by_name('x-3-0').value")
     assert value == pytest.approx(BURST[-1], abs=1e-12)
 
 
@@ -224,16 +252,17 @@ JS_RECORD_SENDS = """() => {
 }"""
 
 
-def test_a_burst_keeps_one_value_in_flight(explorer):
+def test_a_burst_keeps_one_value_in_flight(server_drawn):
     """static/send_latest.js: while the server has not answered the page's last patch, newer values of a
     control are held and only the newest is sent when the answer comes: a burst of 100 sends the first
     value and then the last, nothing in between."""
-    explorer.evaluate(JS_RECORD_SENDS)
-    explorer.evaluate(JS_RECORD_ROWS)
-    explorer.evaluate(JS_BURST, list(BURST))
-    explorer.wait_for_selector(f"text={weights_line(core(BURST[-1]))}", timeout=15000)
-    assert explorer.evaluate("() => window.__sent") == [BURST[0], BURST[-1]]
-    assert answered(explorer.evaluate("() => window.__rows")) in ([BURST[-1]], [BURST[0], BURST[-1]])
+    server_drawn.evaluate(JS_RECORD_SENDS)
+    server_drawn.evaluate(JS_RECORD_ROWS)
+    server_drawn.evaluate(JS_BURST, list(BURST))
+    server_drawn.wait_for_function(JS_ANSWERED, arg=core(BURST[-1]).weights[3].tolist(), timeout=15000)
+    server_drawn.wait_for_selector(f"text={weights_line(core(BURST[-1]))}", timeout=15000)
+    assert server_drawn.evaluate("() => window.__sent") == [BURST[0], BURST[-1]]
+    assert answered(server_drawn.evaluate("() => window.__rows")) in ([BURST[-1]], [BURST[0], BURST[-1]])
 
 
 # Every message from the server reaches BokehJS 250 ms late, in order: a slow connection.
@@ -249,25 +278,26 @@ JS_DRAG = """async (values) => {
 }"""
 
 
-def test_a_drag_on_a_slow_connection_ends_on_its_last_value(explorer):
+def test_a_drag_on_a_slow_connection_ends_on_its_last_value(server_drawn):
     """With answers 250 ms late and a value every 40 ms, values wait for the answer in the page: fewer are
     sent, in order, and the last one always goes and is shown with the core's numbers."""
-    explorer.evaluate(JS_RECORD_SENDS)
-    explorer.evaluate(JS_RECORD_ROWS)
-    explorer.evaluate(JS_SLOW_CONNECTION)
+    server_drawn.evaluate(JS_RECORD_SENDS)
+    server_drawn.evaluate(JS_RECORD_ROWS)
+    server_drawn.evaluate(JS_SLOW_CONNECTION)
     drag = tuple(round(0.1 + 0.04 * k, 2) for k in range(20))  # distinct, none of them the start's 0.2
-    explorer.evaluate(JS_DRAG, list(drag))
+    server_drawn.evaluate(JS_DRAG, list(drag))
     last = core(drag[-1])
-    explorer.wait_for_selector(f"text={weights_line(last)}", timeout=15000)
-    sent = explorer.evaluate("() => window.__sent")
+    server_drawn.wait_for_function(JS_ANSWERED, arg=last.weights[3].tolist(), timeout=15000)
+    server_drawn.wait_for_selector(f"text={weights_line(last)}", timeout=15000)
+    sent = server_drawn.evaluate("() => window.__sent")
     assert sent[-1] == drag[-1] and 2 <= len(sent) < len(drag), sent
     assert sent == sorted(sent), "values sent out of the order they were made"
     got = [
         next(x for x in drag if np.allclose(r, core(x).weights[3], rtol=0, atol=1e-12))
-        for r in explorer.evaluate("() => window.__rows")
+        for r in server_drawn.evaluate("() => window.__rows")
     ]
     assert got[-1] == drag[-1] and got == sorted(got) and set(got) <= set(sent)
-    np.testing.assert_allclose(cells(explorer)[3], last.weights[3], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cells(server_drawn)[3], last.weights[3], rtol=0, atol=1e-12)
 
 
 def test_a_move_rewrites_no_style_sheet_with_its_own_text(explorer):

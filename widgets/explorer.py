@@ -3,12 +3,16 @@
 Each control's Bokeh callback changes the state; the state computes the
 head once; one watcher turns it into view data and writes every source in
 place inside a single held document change, so the browser receives one
-message per move and no figure is ever rebuilt.
+message per move and no figure is ever rebuilt. A served page draws the
+student's own moves itself (app/served_page.py follow_in_browser), from the
+state published here (`_publish`) and its own controls; once it says so, a
+drag's redraw sends nothing of the figures.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import logging
 from functools import partial
 from pathlib import Path
@@ -19,7 +23,15 @@ import param
 from bokeh.core.property.validation import validate, without_property_validation
 
 from core.options import SWITCHES
-from widgets.controls import CUSTOM, preset_note, query_options, set_changed, show_value, widget_value
+from widgets.controls import (
+    CUSTOM,
+    DRAWS_OWN_MOVES,
+    preset_note,
+    query_options,
+    set_changed,
+    show_value,
+    widget_value,
+)
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
 from widgets.latest import LatestWins
@@ -66,9 +78,11 @@ class HeadExplorer(pn.viewable.Viewer):
         self._syncing = False  # True while the state writes into the controls
         self.latest = LatestWins(run=self._safely)  # in a burst only each control's newest value is computed
         self._dragging = False  # True while a slider move is applied: the URL waits for the release
+        self._page_draws_moves = False  # the page said it draws its own moves (DRAWS_OWN_MOVES)
         self._wire_controls()
         if not self.editor_on_open:
             self.open_editor()
+        self._publish()
         s.param.watch(self._redraw, ["head", "query", "dims"])
         s.param.watch(lambda event: self._show_message(event.new), ["message"])
         self._show_message(s.message)
@@ -87,7 +101,13 @@ class HeadExplorer(pn.viewable.Viewer):
                 widget.on_change("active", self._guard(partial(self._apply_widget, s.name, widget)))
         c.preset.on_change("value", self._guard(lambda new: new != CUSTOM and self.state.load(new)))
         c.reset.on_click(lambda event: self._press(self.state.reset))
+        c.tokens.layout.on_change("tags", self._page_says)
         self._wire_sliders()
+
+    def _page_says(self, attr, old, new) -> None:
+        """static/explorer_page.js follow marks the sliders' box once it draws the student's moves (and
+        unmarks it should it fail): until then, and after, this server draws every move."""
+        self._page_draws_moves = DRAWS_OWN_MOVES in (new or [])
 
     def _apply_option(self, name: str, value) -> None:
         self.state.apply(**{name: value})
@@ -189,15 +209,26 @@ class HeadExplorer(pn.viewable.Viewer):
         reshape = shape != self._shape
         self._shape = shape
         changed = {e.name for e in events}
+        if self._dragging and self._page_draws_moves and not reshape:
+            # the page has drawn this move itself, with the same numbers: nothing of the figures to send
+            self._sync_preset()
+            return
         with pn.io.hold():
             self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C)
             if self._dragging:  # the slider already shows its value; only the preset may now be "custom"
                 self._sync_preset()
             else:
+                self._publish()  # (a drag changes only what the page's own controls hold)
                 self._sync_controls(reshape, changed)
         self.updates += 1
         if not self._dragging:
             self._write_url()
+
+    def _publish(self) -> None:
+        """Put the state where the page's JavaScript reads it: static/explorer_page.js follow draws the
+        student's own moves (the token sliders, the query, the switches) on top of it, reading those from
+        the controls, so a drag need not publish it again."""
+        self.page.steps.tags = [json.dumps(self.state.as_data(), allow_nan=False)]
 
     def _write_url(self) -> None:
         """Put the settings in the address bar, so a copied link opens the same head."""

@@ -2,7 +2,8 @@
 
 The served app (widgets/explorer.py) and the static export (app/export.py)
 both build this same page; they differ only in who computes the next view
-data: Python on the server, or static/attention.js in the browser.
+data: Python on the server, or static/attention.js in the browser (which a
+served page also uses to draw a student's own moves before the server answers).
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ SQUARE = ("weights", "scores", "scaled")
 def readout_html(data: dict) -> str:
     """The worked steps for the chosen query, then its row's checks."""
     return data["steps"] + data["checks"]
+
+
+def ref(model) -> dict:
+    """A model as the page's JavaScript finds it (by id)."""
+    return {"id": model.id}
 
 
 def dim_labels(d: int) -> list[str]:
@@ -88,6 +94,53 @@ class HeadPage:
         # by the controls' root so they are in the document wherever the page is shown.
         self.names = names_source(accessible_names(labels, C=len(X[0]), d=d))
         self.roots["controls"].tags = [self.names, figures_source()]
+
+    def figure_models(self) -> dict:
+        """By id, the models a page's JavaScript writes when it draws a state itself (static/explorer_page.js
+        painter): every figure's source, colour mapper, axes and ranges, the steps, the token sliders' box."""
+        return {
+            "plots": {
+                name: {
+                    "blocks": m.names,
+                    "gap": m.GAP,
+                    "square": name in SQUARE,
+                    **{
+                        key: ref(model)
+                        for key, model in {
+                            "figure": m.figure,
+                            "source": m.source,
+                            "outline": m.outline,
+                            "numbers": m.numbers,
+                            "no_numbers": m.no_numbers,
+                            "cells_glyph": m.cells.glyph,
+                            "mapper": m.mapper,
+                            "ink": m.ink,
+                            "xaxis": m.figure.xaxis[0],
+                            "yaxis": m.figure.yaxis[0],
+                            "x_range": m.figure.x_range,
+                            "y_range": m.figure.y_range,
+                        }.items()
+                    },
+                }
+                for name, m in self.plots.items()
+            },
+            "blend": {
+                key: ref(model)
+                for key, model in {
+                    "values": self.blend.values,
+                    "hull": self.blend.hull,
+                    "output": self.blend.output,
+                    "links": self.blend.links,
+                    "figure": self.blend.figure,
+                    "x_range": self.blend.figure.x_range,
+                    "y_range": self.blend.figure.y_range,
+                    "xaxis": self.blend.figure.xaxis[0],
+                    "yaxis": self.blend.figure.yaxis[0],
+                }.items()
+            },
+            "steps": ref(self.steps),
+            "tokens": ref(self.controls.tokens.layout),
+        }
 
     @classmethod
     def for_state(cls, state, title: str = "") -> HeadPage:
