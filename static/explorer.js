@@ -477,11 +477,22 @@
     }
 
     /** widgets.url_state.apply_params: a preset first, the rest on top, each part alone if they clash. */
+    // Python's == on what a link decodes to: lists and arrays entry by entry (and of one shape), else ===.
+    function sameValue(a, b) {
+      if (Array.isArray(a) || Array.isArray(b)) {
+        return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, k) => sameValue(x, b[k]));
+      }
+      return a === b;
+    }
+
     function applyLink(state, params) {
       const { changes, problems } = decodeLink(params);
       if ('preset' in changes) {
         state = load(state, changes.preset);
         delete changes.preset;
+        // what the preset already holds is not applied again, so a link that matches it keeps the
+        // preset's name (widgets/url_state.py apply_params)
+        for (const key of Object.keys(changes)) if (sameValue(state[key], changes[key])) delete changes[key];
       }
       const label = changes.query_label;
       delete changes.query_label;

@@ -352,3 +352,14 @@ def test_refusals_say_the_same_thing_in_both():
             s.act(a)
         assert s.message and got[-1]["state"]["message"] == s.message
     assert js[-2][-1]["state"]["message"] == "the editor stops at 16 tokens"
+
+
+def test_a_link_that_matches_its_preset_keeps_the_presets_name_in_both_runtimes():
+    """Found by the draw above (a CI run, 2026-12-01): a link naming a preset, with a setting the preset
+    already holds beside refused ones, kept the preset's name in Python but dropped it in JavaScript."""
+    link = {"scale": "x", "temp": "1,1", "preset": "tired", "norm": "softmax", "tied": ""}
+    actions = [{"do": "x", "token": 2, "component": 0, "value": 0.11}, {"do": "link", "params": link}]
+    done, seen = python_run(actions)
+    (js,) = run_node([done])
+    assert seen[-1]["state"]["preset"] == js[-1]["state"]["preset"] == "tired"
+    assert js[-1]["state"]["message"] == seen[-1]["state"]["message"] != ""
