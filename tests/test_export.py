@@ -317,7 +317,9 @@ SOURCES_JS = """() => {
   const plain = (d) => Object.fromEntries(d instanceof Map ? d : Object.entries(d));
   const out = {};
   for (const name of NAMES) {
-    const data = plain(doc.get_model_by_name(name).data);
+    const source = doc.get_model_by_name(name);
+    if (source === null) continue; // in a part the page reads later (static/explorer_page.js embed)
+    const data = plain(source.data);
     out[name] = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Array.from(v)]));
   }
   return out;
@@ -354,6 +356,9 @@ def figure_mismatches(target, state: HeadState) -> list[str]:
         s: {k: [nan if v is None else v for v in col] if k == "value" else col for k, col in cols.items()}
         for s, cols in got.items()
     }
+    missing = [f"{name}: not made yet" for name in expected if name not in got]
+    if missing:
+        return missing
     return [
         m
         for name in expected
