@@ -204,15 +204,15 @@ class HeadExplorer(pn.viewable.Viewer):
     @without_property_validation  # the view data is built to fit; Bokeh's checks would double the cost
     def _redraw(self, *events) -> None:
         s = self.state
-        data = view_data(s.head, s.query, s.labels, s.dims)
         shape = self._shape_of()
         reshape = shape != self._shape
         self._shape = shape
-        changed = {e.name for e in events}
         if self._dragging and self._page_draws_moves and not reshape:
-            # the page has drawn this move itself, with the same numbers: nothing of the figures to send
+            # the page has drawn this move itself, with the same numbers: no view data to make or send
             self._sync_preset()
             return
+        data = view_data(s.head, s.query, s.labels, s.dims)
+        changed = {e.name for e in events}
         with pn.io.hold():
             self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C)
             if self._dragging:  # the slider already shows its value; only the preset may now be "custom"
