@@ -342,18 +342,46 @@
     return later ? later.get(id) || null : null;
   }
 
+  /**
+   * `seen(name, visible)` each time the view of a named model comes into sight (within 100 px) or leaves
+   * it. Returns watch(models by name), which starts watching those whose views exist (a model without a
+   * view yet counts as on screen, and may be offered again); null without IntersectionObserver or
+   * BokehJS's index of views.
+   */
+  function screenWatcher(seen) {
+    if (typeof IntersectionObserver !== 'function' || !window.Bokeh || !Bokeh.index) return null;
+    const names = new Map(); // element → name
+    const watched = new Set();
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) seen(names.get(entry.target), entry.isIntersecting);
+    }, { rootMargin: '100px' });
+    return (models) => {
+      for (const [name, model] of Object.entries(models)) {
+        if (watched.has(name) || model === null) continue;
+        const view = Bokeh.index.find_one(model);
+        if (!view || !view.el) continue;
+        watched.add(name);
+        names.set(view.el, name);
+        observer.observe(view.el);
+      }
+    };
+  }
+
+  /** A configuration's `models` with each {id} in it replaced by that model of `doc` (modelById). */
+  function resolveModels(doc, ref) {
+    if (Array.isArray(ref)) return ref.map((r) => resolveModels(doc, r));
+    if (ref && typeof ref === 'object') {
+      if (Object.keys(ref).length === 1 && 'id' in ref) return modelById(doc, ref.id);
+      return Object.fromEntries(Object.entries(ref).map(([k, v]) => [k, resolveModels(doc, v)]));
+    }
+    return ref;
+  }
+
   function bind(doc, config) {
     performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
     const logic = HeadLogic.make(config);
     const V = config.view;
-    const get = (ref) => {
-      if (Array.isArray(ref)) return ref.map(get);
-      if (ref && typeof ref === 'object') {
-        if (Object.keys(ref).length === 1 && 'id' in ref) return modelById(doc, ref.id);
-        return Object.fromEntries(Object.entries(ref).map(([k, v]) => [k, get(v)]));
-      }
-      return ref;
-    };
+    const get = (ref) => resolveModels(doc, ref);
     // The models of a root that embed reads later are null until then (page.attach resolves them again).
     let M = get(config.models);
     let C_ = M.controls; // its sliders (C_.tokens) come first; the rest of the panel may be read later
@@ -420,26 +448,13 @@
 
     // Parts whose views exist are watched; one without a view yet (a root that embed adds later) counts as
     // on screen, and its models are written directly, until `page.watch` runs again once it has one.
-    let observer = null;
-    const byElement = new Map();
-    const watched = new Set();
+    let watch = null;
     function watchScreen() {
-      if (typeof IntersectionObserver !== 'function' || !window.Bokeh || !Bokeh.index) return;
-      observer = observer || new IntersectionObserver((entries) => {
-        for (const entry of entries) {
-          const name = byElement.get(entry.target);
-          parts[name].visible = entry.isIntersecting;
-          if (entry.isIntersecting) bringUpToDate(name);
-        }
-      }, { rootMargin: '100px' });
-      for (const [name, p] of Object.entries(parts)) {
-        if (watched.has(name) || p.model === null) continue;
-        const view = Bokeh.index.find_one(p.model);
-        if (!view || !view.el) continue; // not found: it stays "on screen" and is always written
-        watched.add(name);
-        byElement.set(view.el, name);
-        observer.observe(view.el);
-      }
+      watch = watch || screenWatcher((name, visible) => {
+        parts[name].visible = visible;
+        if (visible) bringUpToDate(name);
+      });
+      if (watch) watch(Object.fromEntries(Object.entries(parts).map(([name, p]) => [name, p.model])));
     }
     page.parts = parts; // for tests: which parts wait for a catch-up
     page.settle = settle;
@@ -791,14 +806,7 @@
   function follow(doc, config) {
     if (window.headExplorerServerDraws === true) return null;
     const logic = HeadLogic.make(config);
-    const resolve = (ref) => {
-      if (ref && typeof ref === 'object' && !Array.isArray(ref)) {
-        if (Object.keys(ref).length === 1 && 'id' in ref) return doc.get_model_by_id(ref.id);
-        return Object.fromEntries(Object.entries(ref).map(([k, v]) => [k, resolve(v)]));
-      }
-      return ref;
-    };
-    const M = resolve(config.models);
+    const M = resolveModels(doc, config.models);
     // Python's and JavaScript's numbers agree to 1e-9 (tests/test_actions.py), not to the last bit.
     const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false, tolerance: 1e-9 });
     const page = { doc, config, served: true, drawn: 0, failed: 0 };
@@ -850,22 +858,11 @@
     const behind = new Set(); // heatmaps not written since the last move
     let settleTimer = null;
     function watchScreen() {
-      if (typeof IntersectionObserver !== 'function' || !window.Bokeh || !Bokeh.index) return;
-      const names = new Map();
-      const observer = new IntersectionObserver((entries) => {
-        for (const entry of entries) {
-          const name = names.get(entry.target);
-          inView.set(name, entry.isIntersecting);
-          if (entry.isIntersecting && behind.has(name)) soon();
-        }
-      }, { rootMargin: '100px' });
-      for (const [name, plot] of Object.entries(M.plots)) {
-        const view = Bokeh.index.find_one(plot.figure);
-        if (view && view.el) {
-          names.set(view.el, name);
-          observer.observe(view.el);
-        }
-      }
+      const watch = screenWatcher((name, visible) => {
+        inView.set(name, visible);
+        if (visible && behind.has(name)) soon();
+      });
+      if (watch) watch(Object.fromEntries(Object.entries(M.plots).map(([name, plot]) => [name, plot.figure])));
     }
 
     let due = false;
