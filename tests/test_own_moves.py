@@ -134,15 +134,26 @@ def let_go(page, x30: float) -> None:
     )
 
 
+JS_VALUES = """name => {
+    const s = Bokeh.documents[0].get_model_by_name(name);
+    return Array.from(s.data instanceof Map ? s.data.get('value') : s.data.value);
+}"""
+
+
+def values(page, name: str = "weights-cells") -> np.ndarray:
+    """A heatmap source's `value` column as the page holds it (NaN for a hidden cell)."""
+    return np.array(page.evaluate(JS_VALUES, name), dtype=float)
+
+
 def row3(page) -> np.ndarray:
-    return np.array(
-        page.evaluate("""() => {
-        const s = Bokeh.documents[0].get_model_by_name('weights-cells');
-        const v = Array.from(s.data instanceof Map ? s.data.get('value') : s.data.value);
-        const n = Math.round(Math.sqrt(v.length));
-        return v.slice(3 * n, 4 * n);
-    }""")
-    )
+    v = values(page)
+    n = round(len(v) ** 0.5)
+    return v[3 * n : 4 * n]
+
+
+def core_values(state: HeadState, figure: str = "weights") -> list:
+    """The same column, as Python's view data has it for `state`."""
+    return view_data(state.head, state.query, state.labels, state.dims)["cells"][figure]["value"]
 
 
 def steps_text(page) -> str:
@@ -213,9 +224,7 @@ def test_the_server_drawing_alone_still_follows(own_server, page):
     assert page.evaluate("() => HeadExplorerPage.pages.length") == 0
     page.evaluate(JS_SET, 0.55)
     page.wait_for_function(
-        "w => { const s = Bokeh.documents[0].get_model_by_name('weights-cells');"
-        " const v = Array.from(s.data.get ? s.data.get('value') : s.data.value);"
-        " return Math.abs(v[15] - w) < 1e-9; }",
+        f"w => Math.abs(({JS_VALUES})('weights-cells')[15] - w) < 1e-9",
         arg=float(weights_for(0.55)[3][3]),
         timeout=20000,
     )
@@ -242,13 +251,7 @@ def test_a_new_shape_from_the_server_is_followed(own_server, page):
     expected = HeadState()
     expected.load("tired")
     expected.set_x(1, 0, 0.7)
-    got = page.evaluate("""() => {
-        const s = Bokeh.documents[0].get_model_by_name('weights-cells');
-        return Array.from(s.data instanceof Map ? s.data.get('value') : s.data.value);
-    }""")
-    e = expected
-    want = view_data(e.head, e.query, e.labels, e.dims)["cells"]["weights"]["value"]
-    np.testing.assert_allclose(np.array(got, dtype=float), want, rtol=0, atol=1e-9, equal_nan=True)
+    np.testing.assert_allclose(values(page), core_values(expected), rtol=0, atol=1e-9, equal_nan=True)
 
 
 def test_the_query_and_a_switch_are_drawn_before_the_server_answers(own_server, paused, page):
@@ -267,21 +270,9 @@ def test_the_query_and_a_switch_are_drawn_before_the_server_answers(own_server, 
     expected = HeadState()
     expected.apply(query=1, causal=False)
     e = expected
-    data = view_data(e.head, e.query, e.labels, e.dims)
-    got = page.evaluate("""() => {
-        const doc = Bokeh.documents[0];
-        const s = doc.get_model_by_name('weights-cells');
-        return {value: Array.from(s.data instanceof Map ? s.data.get('value') : s.data.value),
-                steps: doc.get_model_by_name('steps').text};
-    }""")
-    np.testing.assert_allclose(
-        np.array(got["value"], dtype=float),
-        data["cells"]["weights"]["value"],
-        rtol=0,
-        atol=1e-9,
-        equal_nan=True,
-    )
-    assert got["steps"] == readout_html(data)
+    np.testing.assert_allclose(values(page), core_values(e), rtol=0, atol=1e-9, equal_nan=True)
+    steps = page.evaluate("() => Bokeh.documents[0].get_model_by_name('steps').text")
+    assert steps == readout_html(view_data(e.head, e.query, e.labels, e.dims))
     resume()
     page.wait_for_function(
         "() => { const s = JSON.parse(Bokeh.documents[0].get_model_by_name('steps').tags[0]);"
@@ -314,10 +305,7 @@ def test_the_server_sends_no_figures_for_a_drag_the_page_draws():
     box.tags = []
     explorer._drag(3, 0, 0.6)
     assert explorer.updates == 2
-    e = explorer.state
-    np.testing.assert_allclose(
-        weights.data["value"], view_data(e.head, e.query, e.labels, e.dims)["cells"]["weights"]["value"]
-    )
+    np.testing.assert_allclose(weights.data["value"], core_values(explorer.state))
 
 
 def test_a_figure_out_of_sight_catches_up_once_the_moves_stop(own_server, paused, page):
@@ -327,22 +315,17 @@ def test_a_figure_out_of_sight_catches_up_once_the_moves_stop(own_server, paused
     pause, resume = paused
     page.set_viewport_size({"width": 1280, "height": 700})
     open_page(page, url)
-    read = """() => { const s = Bokeh.documents[0].get_model_by_name('scores-cells');
-        return Array.from(s.data instanceof Map ? s.data.get('value') : s.data.value); }"""
     page.wait_for_function("() => HeadExplorerPage.pages[0].settleAfter > 0")
-    before = page.evaluate(read)
+    before = values(page, "scores-cells")
     pause()
     page.evaluate(JS_SET, 0.5)
     page.evaluate(NEXT_FRAME)
-    assert page.evaluate(read) == before  # out of sight: not written yet
+    np.testing.assert_array_equal(values(page, "scores-cells"), before)  # out of sight: not written yet
     expected = HeadState()
     expected.set_x(3, 0, 0.5)
-    want = view_data(expected.head, 3, expected.labels, expected.dims)["cells"]["scores"]["value"]
     page.wait_for_function(
-        "([want]) => { const s = Bokeh.documents[0].get_model_by_name('scores-cells');"
-        " const v = Array.from(s.data instanceof Map ? s.data.get('value') : s.data.value);"
-        " return v.every((x, i) => Math.abs(x - want[i]) < 1e-9); }",
-        arg=[list(want)],
+        f"([want]) => ({JS_VALUES})('scores-cells').every((x, i) => Math.abs(x - want[i]) < 1e-9)",
+        arg=[list(core_values(expected, "scores"))],
         timeout=10000,
     )
     resume()
