@@ -8,9 +8,11 @@ attention.js (the port of the core and of widgets/viewdata.py), explorer.js (the
 logic, links and downloads, as pure functions) and explorer_page.js (the binding that writes view data
 into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
 limits, every preset, the start state, view constants and the ids of the models the binding drives);
-a document_ready callback hands it to `HeadExplorerPage.bind`. Bokeh's embed call is handed to
-`HeadExplorerPage.embed`, which reads the roots in LATER (the control panel, the editor, the lower figures;
-their JSON kept apart) and makes their views only once the rest is interactive and painted.
+a document_ready callback (BIND_CALLBACK) hands it to `HeadExplorerPage.bind`. Bokeh's embed call is
+handed to `HeadExplorerPage.embed`, which runs as soon as its script is parsed, runs that callback once the
+first part's views are made, and reads the roots in LATER (the control panel, the editor, the lower
+figures, the further explorers; their JSON kept apart) and makes their views only once the rest is
+interactive and painted.
 
 The page is laid out like the served one (app/main.py): a header, then the Bokeh document's roots
 (controls, top, readout, bottom, editor; see HeadPage.roots) placed by static/page.css's grid areas.
@@ -81,12 +83,22 @@ AREAS = (
 MORE = ("more", "Going further")
 # The document roots BokehJS reads and makes views of only once the rest is interactive and painted
 # (static/explorer_page.js embed), in this order: the control panel left of the figures (preset, query,
-# switches: a fifth of the first part's start-up, and not what a first move needs), the editor, then the
-# figures below the weights and the blend, so once those are on the page everything is. First come the
-# weights, the blend and the token sliders, the steps, and the further explorers' root (one Div: the tabs'
-# documents are made when opened, app/export_explorers.py).
-LATER = ("controls", "editor-area", "bottom")
+# switches: a fifth of the first part's start-up, and not what a first move needs), the editor, the
+# figures below the weights and the blend, then the further explorers' root (one Div at the foot of the
+# explorer, so nothing above it moves when it comes; the tabs' documents are made when opened,
+# app/export_explorers.py). First come the weights, the blend and the token sliders, and the steps.
+LATER = ("controls", "editor-area", "bottom", "more")
 EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items)"
+# How Bokeh's script waits for the page to be parsed before it embeds; the export's roots come before the
+# script, so embed_later has it embed at once (the rest of the page, the training lab, is parsed after).
+# (Panel, when imported, writes it with `{once: true}`.)
+EMBED_WAIT = re.compile(
+    r'if \(document\.readyState != "loading"\) fn\(\);\s*'
+    r'else document\.addEventListener\("DOMContentLoaded", fn(, \{once: true\})?\);'
+)
+# The name of the document_ready callback that binds the page: static/explorer_page.js embed runs it as
+# soon as the first part's views are made (bindNow), without waiting for document_ready.
+BIND_CALLBACK = "head-bind"
 
 
 CSS = ""  # extra rules for the export only, with static/export.css if there is one
@@ -111,6 +123,7 @@ TEMPLATE = """{% extends "file.html.jinja" %}
   </section>
   {%- endfor %}
   {{ plot_script | indent(2) }}
+{{ after_scripts }}
 </main>
 {% endblock %}
 """
@@ -256,6 +269,7 @@ class ExportPage:
         doc.js_on_event(
             "document_ready",
             CustomJS(
+                name=BIND_CALLBACK,
                 args={"config": json.dumps(self.config, allow_nan=False)},
                 code="window.HeadExplorerPage.bind(cb_obj, JSON.parse(config));",
             ),
@@ -295,17 +309,28 @@ class BokehOnlyInline(Resources):
 RESOURCES = BokehOnlyInline(mode="inline")
 
 
-def head_scripts(extra: list[str] | tuple[str, ...] = ()) -> str:
+def head_scripts() -> str:
     """The <style> and <script> blocks that must come before the Bokeh document: the BokehJS patch, the
     core's port, the explorer's logic, its binding, static/a11y.js (control names, the figures' tables,
-    focus rings), then the further parts' scripts (`extra`, as text)."""
+    focus rings; before the binding's first change of shape, which renames the controls)."""
     css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
     style = [f"<style>{css}</style>"] if css.strip() else []
-    scripts = [WHEN_BOKEH_JS, BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS]
-    for path in scripts:
+    paths = WHEN_BOKEH_JS, BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
+    return "\n".join([*style, *map(_script, _read(*paths))])
+
+
+def after_scripts(extra: list[str] | tuple[str, ...] = ()) -> str:
+    """The further parts' scripts (`extra`, as text), after the Bokeh document's: the embed runs where its
+    script is (embed_later), so these are parsed after the first part is made; their controls call them
+    only once clicked."""
+    return "\n".join(map(_script, extra))
+
+
+def _read(*paths: Path) -> list[str]:
+    for path in paths:
         if not path.exists():
             raise SystemExit(f"{path} is missing: the export needs it")
-    return "\n".join([*style, *(_script(path.read_text()) for path in scripts), *map(_script, extra)])
+    return [path.read_text() for path in paths]
 
 
 def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
@@ -314,7 +339,7 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
         return fragment_html(render(preset))
     page = ExportPage(preset)
     doc = page.document()
-    scripts = head_scripts(page.extra_scripts)
+    scripts = head_scripts()
     parts = page.areas()
     template = get_env().from_string(TEMPLATE)
     page_html = file_html(
@@ -324,6 +349,7 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
         template=template,
         template_variables={
             "head_scripts": scripts,
+            "after_scripts": after_scripts(page.extra_scripts),
             "page_css": page_css(),
             "header": header_html(),
             "areas": parts,
@@ -335,9 +361,10 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
 def embed_later(page_html: str, later: tuple[str, ...]) -> str:
     """The page with Bokeh's embed call handed to static/explorer_page.js's, which makes the roots named
     in `later` only after the others are ready: their JSON is taken out of the document's and kept in a
-    script of its own (`<id>-later`), which BokehJS reads only then (each model read costs start-up time)."""
+    script of its own (`<id>-later`), which BokehJS reads only then (each model read costs start-up time).
+    It embeds as soon as its script is parsed (EMBED_WAIT), not at DOMContentLoaded."""
     found = re.findall(r'<script type="application/json" id="([^"]+)">\s*(.*?)\s*</script>', page_html, re.S)
-    if page_html.count(EMBED_CALL) != 1 or len(found) != 1:
+    if page_html.count(EMBED_CALL) != 1 or len(EMBED_WAIT.findall(page_html)) != 1 or len(found) != 1:
         raise SystemExit(
             "this Bokeh writes its embed call differently: app/export.py embed_later needs updating"
         )
@@ -361,7 +388,7 @@ def embed_later(page_html: str, later: tuple[str, ...]) -> str:
         f"root.HeadExplorerPage.embed(root.Bokeh, docs_json, render_items, {json.dumps(list(later))}, "
         f"{json.dumps(json_id + '-later')})"
     )
-    return page_html.replace(EMBED_CALL, call)
+    return EMBED_WAIT.sub("fn();", page_html.replace(EMBED_CALL, call))
 
 
 def _check_defined_before_use(*parts) -> None:

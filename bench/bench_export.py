@@ -25,6 +25,11 @@ and measures:
   sight) stand, which the page makes in a task after the figures' frame; each switch from a settled
   page; and, to see where a move's time goes, the pure logic alone (`apply` + `render` of
   static/explorer.js) on the same moves;
+* the same time to interactive for a third file, "first part, stock Bokeh": the export's first part (the
+  weights, the blend, the token sliders and the steps, as widgets/page.py makes them) in Bokeh's own
+  `file_html` with nothing of the explorer (no binding, no patch, no other parts): what BokehJS alone takes
+  to show what the export must show before it is interactive, against which the export's own start-up
+  cost is read;
 * with `--cpu N`, after the timed moves, N more moves under Chromium's trace: the renderer's main-thread CPU
   time a move (the trace's thread time of its tasks: script, style, layout, paint, commit), export and
   floor. The repaint time is a count of frames (16.7 ms each) and swings with the load; the CPU a move
@@ -259,6 +264,30 @@ def floor_page(path: Path) -> Path:
     return path
 
 
+def first_part_page(path: Path) -> Path:
+    """The export's first part (weights, blend, token sliders, steps) for the chapter's head, in Bokeh's own
+    file_html with INLINE resources and nothing else: stock BokehJS showing the same models."""
+    from bokeh.embed import file_html
+    from bokeh.resources import INLINE
+
+    from core.presets import PRESETS
+    from widgets.page import HeadPage
+    from widgets.state import HeadState
+
+    state = HeadState()
+    state.load(PRESETS["chapter"])
+    page = HeadPage.for_state(state)
+    path.write_text(file_html([page.roots["top"], page.roots["readout"]], INLINE, "first part"))
+    return path
+
+
+def measure_first_part(browser, path: Path) -> dict:
+    context, page, requests = open_offline(browser, path.as_uri())
+    out = {"tti": page.evaluate("() => window.__tti"), "requests": requests()}
+    context.close()
+    return out
+
+
 def height_line(height: int, rounds: list) -> str:
     """One table row: the median ratios and times over rounds at one window height."""
     med = statistics.median
@@ -296,13 +325,15 @@ def main(argv=None) -> int:
         path = export(tmp / "head.html")
         size = path.stat().st_size
         floor = floor_page(tmp / "floor.html")
-        rounds = []
+        first_part = first_part_page(tmp / "first-part.html")
+        rounds, stock = [], []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             for _ in range(args.rounds):
                 es = {}
                 for h in args.heights:
                     es[h] = measure_export(browser, path, args.moves, args.shapes, h, args.cpu)
+                stock.append(measure_first_part(browser, first_part))
                 f = measure_floor(browser, floor, args.moves, args.cpu)
                 rounds.append((es, f))
             browser.close()
@@ -318,12 +349,15 @@ def main(argv=None) -> int:
     sliders_med, sliders_p90 = summary(sorted(t for e, _ in rounds for t in e["shape_sliders"]))
     tti_e, complete = med(e["tti"] for e, _ in rounds), med(e["complete"] for e, _ in rounds)
     logic_med = med(t for e, _ in rounds for t in e["logic"])
-    requests = sum(e["requests"] for e, _ in rounds)
+    requests = sum(e["requests"] for e, _ in rounds) + sum(s["requests"] for s in stock)
+    stock_ratio = med(s["tti"] / f["tti"] for s, (_, f) in zip(stock, rounds))
+    over_stock = med(e["tti"] / s["tti"] for s, (e, _) in zip(stock, rounds))
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
     chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
     ok = lambda good: "yes" if good else "no"  # noqa: E731
     per_round = [
-        f"| {k + 1} | {e['tti']:.0f} | {f['tti']:.0f} | {e['tti'] / f['tti']:.2f} | {med(e['moves']):.1f} "
+        f"| {k + 1} | {e['tti']:.0f} | {stock[k]['tti']:.0f} | {f['tti']:.0f} | {e['tti'] / f['tti']:.2f} "
+        f"| {med(e['moves']):.1f} "
         f"| {med(f['moves']):.1f} | {med(e['moves']) / med(f['moves']):.2f} | {med(e['shape']):.0f} "
         f"| {med(e['shape_sliders']):.0f} |"
         for k, (e, f) in enumerate(rounds)
@@ -362,6 +396,9 @@ def main(argv=None) -> int:
             f"| {sliders_med:.0f} / {sliders_p90:.0f} ms | – |",
             f"| time to interactive, export, median (floor) | – | {tti_e:.0f} ms "
             f"({med(f['tti'] for _, f in rounds):.0f} ms) | – |",
+            f"| … the first part alone in stock Bokeh (no explorer code), median; / floor | – "
+            f"| {med(s['tti'] for s in stock):.0f} ms; {stock_ratio:.2f}× | – |",
+            f"| … the export / the first part in stock Bokeh | – | {over_stock:.2f}× | – |",
             f"| … every part of the export made (the lower roots, after that), median | – "
             f"| {complete:.0f} ms | – |",
             f"| … the pure logic of a slider move (`apply` + `render`), median | – | {logic_med:.2f} ms "
@@ -381,12 +418,12 @@ def main(argv=None) -> int:
                 if others
                 else []
             ),
-            f"Per round at 1400 × {args.heights[0]} px (export, then floor, each in a fresh context; "
-            "times in ms):",
+            f"Per round at 1400 × {args.heights[0]} px (export, the first part in stock Bokeh, then floor, "
+            "each in a fresh context; times in ms):",
             "",
-            "| round | TTI export | TTI floor | ratio | move export | move floor | ratio | shape change "
-            "| … to the sliders |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| round | TTI export | TTI first part, stock | TTI floor | ratio | move export | move floor "
+            "| ratio | shape change | … to the sliders |",
+            "|---|---|---|---|---|---|---|---|---|---|",
             *per_round,
             "",
             "Method: see the docstring of `bench/bench_export.py`. The headless frame clock (≈16.7 ms) sets "

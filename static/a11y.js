@@ -707,6 +707,9 @@
   }
 
   if (win.Bokeh && win.Bokeh.require) install();
+  // static/when_bokeh.js, where it is loaded: also in time for a page that makes its views before
+  // DOMContentLoaded (the static export)
+  else if (typeof win.whenBokeh === "function") win.whenBokeh(install);
   else win.document.addEventListener("DOMContentLoaded", install, { once: true });
 
   return {

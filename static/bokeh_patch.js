@@ -89,6 +89,7 @@
     mapperMetricsWhenChanged();
     keepTextSizes();
     sliderTitlesInPlace();
+    performance.mark("bokeh-patch-installed"); // before any view is made (tests/test_export_start.py)
   }
 
   function sliderTitlesInPlace() {

@@ -14,6 +14,7 @@
   'use strict';
 
   const bound = [];
+  const bindings = new WeakMap(); // document → its page made by bind()
 
   function shortLabel(label, width) {
     const chars = Array.from(String(label));
@@ -232,8 +233,13 @@
    * binding (page.attach, which brings it up to date), and its views are made in the next task, so a drag
    * started meanwhile is not held. Should this BokehJS lack what this uses, Bokeh's own embed_items makes
    * the whole page at once.
+   * app/export.py calls this as soon as the page's roots are parsed, not at DOMContentLoaded (the rest of
+   * the page, the training lab, is parsed after the first part is made), so the scripts that patch
+   * BokehJS are installed first (whenBokeh.now), and the binding is run as soon as the first part's
+   * views are made (bindNow).
    */
   async function embed(Bokeh, docsJson, renderItems, later, laterId) {
+    if (window.whenBokeh && window.whenBokeh.now) window.whenBokeh.now(); // static/when_bokeh.js
     if (typeof docsJson === 'string') docsJson = JSON.parse(Bokeh.require('core/util/string').unescape(docsJson));
     const entries = Object.entries(docsJson);
     const item = renderItems[0];
@@ -273,7 +279,9 @@
     }
     await Bokeh.embed.add_document_standalone(doc, dom._resolve_element(item), slots);
     performance.mark('head-embed-views');
-    // the binding runs from the document's document_ready callback, which BokehJS runs asynchronously
+    await bindNow(doc);
+    // otherwise the binding runs from the document's document_ready callback, which BokehJS runs once
+    // every root has reported itself idle
     await new Promise((done) => {
       if (bound.some((page) => page.doc === doc)) done();
       else whenBound.set(doc, done);
@@ -305,6 +313,22 @@
     embedded();
     for (const page of pages()) page.complete = true;
   }
+
+  /** Runs the document's binding callback (app/export.py BIND_CALLBACK) now: BokehJS would run it at
+   * document_ready, which it sends once every root has reported itself idle, a task or two after the
+   * views are made. bind() does nothing when that call comes. */
+  async function bindNow(doc) {
+    const callbacks = doc._document_callbacks instanceof Map ? doc._document_callbacks.get('document_ready') : null;
+    for (const callback of callbacks || []) {
+      if (callback.name !== BIND_CALLBACK) continue;
+      try {
+        await callback.execute(doc, {});
+      } catch (err) {
+        console.error('explorer_page.js: the binding failed', err);
+      }
+    }
+  }
+  const BIND_CALLBACK = 'head-bind'; // the name app/export.py gives the document_ready callback that binds
 
   // What waits for the explorer to be made whole (afterEmbed): the training lab below it (app/export_lab.py),
   // which would otherwise be drawn, and laid out in every layout pass BokehJS forces, before the explorer.
@@ -378,6 +402,7 @@
   }
 
   function bind(doc, config) {
+    if (bindings.has(doc)) return bindings.get(doc); // embed's bindNow came first (document_ready follows)
     performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
     const logic = HeadLogic.make(config);
     const V = config.view;
@@ -392,6 +417,7 @@
     let syncing = false;
     const page = { doc, config, get state() { return state; }, dispatch, logic };
     bound.push(page);
+    bindings.set(doc, page);
 
     // --- state → figures -------------------------------------------------------------
 

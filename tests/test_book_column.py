@@ -432,7 +432,11 @@ def test_going_further_tabs_on_a_phone(browser, exported_file):
     context = browser.new_context(viewport={"width": 390, "height": PHONE_HEIGHT})
     page = context.new_page()
     page.goto(exported_file.as_uri())
-    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=30000)
+    # the tabs' root is one the export adds after the first part (app/export.py LATER)
+    page.wait_for_function(
+        "() => window.HeadExplorerPage && HeadExplorerPage.pages[0] && HeadExplorerPage.pages[0].complete",
+        timeout=30000,
+    )
     tabs = page.locator(".more-tabs button")
     assert tabs.count() == 3
     for k in range(tabs.count()):

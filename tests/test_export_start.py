@@ -36,7 +36,7 @@ def test_roots_added_later_come_on_their_own_and_keep_a_move_made_before(exporte
     page.wait_for_function(f"() => window.HeadExplorerPage && {PAGE} && {PAGE}.ready")
     assert page.evaluate(f"() => {PAGE}.complete") is False
     names = page.evaluate("() => Bokeh.documents[0].roots().map((root) => root.name)")
-    assert names == ["top", "readout", "more"]  # the rest waits outside the document
+    assert names == ["top", "readout"]  # the rest waits outside the document
     # A move before they come: the weights follow at once, the waiting figures get it too.
     state = HeadState()
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.5; }")
@@ -49,10 +49,10 @@ def test_roots_added_later_come_on_their_own_and_keep_a_move_made_before(exporte
         page.evaluate(RELEASE)
     # Every root in its place on the page (app/export.py AREAS), added in the order of LATER.
     roots = page.evaluate(ROOTS)
-    assert [name for name, _ in roots] == ["top", "readout", "more", *LATER]
+    assert [name for name, _ in roots] == ["top", "readout", *LATER]
     assert all(
         area and area.split()[0] == f"area-{where}"
-        for where, (_, area) in zip(["top", "readout", "more", "controls", "bottom", "bottom"], roots)
+        for where, (_, area) in zip(["top", "readout", "controls", "bottom", "bottom", "more"], roots)
     ), roots
     assert_figures_match(page, state)  # the scores, the scaled scores and the projections included
     boxes = page.evaluate(f"() => {PAGE}.grids.W_Q.map((line) => line.map((box) => box.value))")
@@ -85,3 +85,33 @@ def test_a_new_shapes_sliders_follow_the_figures(exported, context, page):
     handle.press("ArrowRight")
     page.wait_for_function(f"() => {PAGE}.state.X[7][0] !== {PRESETS['tired'].X[7][0]}")
     net.check()
+
+
+def test_the_first_part_is_made_and_bound_while_the_rest_of_the_page_is_parsed(exported, context, page):
+    """The embed runs where its script is, not at DOMContentLoaded (app/export.py EMBED_WAIT), with the
+    scripts that patch BokehJS installed first (static/when_bokeh.js whenBokeh.now), and binds as soon as
+    the first part's views are made (explorer_page.js bindNow); BokehJS's document_ready, which comes
+    after, does not bind it again."""
+    page.add_init_script(
+        "document.addEventListener('DOMContentLoaded', () => { window.__dcl = performance.now(); });"
+    )
+    net = open_page(context, page, exported.as_uri())
+    page.wait_for_function(f"() => {PAGE} && {PAGE}.complete")
+    marks = page.evaluate(
+        "() => Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, m.startTime]))"
+    )
+    assert marks["head-embed-views"] <= marks["head-bind-start"] < page.evaluate("() => window.__dcl")
+    assert marks["bokeh-patch-installed"] < marks["head-embed-json"]  # before the first views
+    assert page.evaluate("() => HeadExplorerPage.pages.length") == 1
+    net.check()
+
+
+def test_the_binding_callback_is_the_one_embed_runs():
+    """explorer_page.js bindNow runs the document_ready callback that app/export.py names BIND_CALLBACK."""
+    import re
+    from pathlib import Path
+
+    from app.export import BIND_CALLBACK
+
+    js = (Path(__file__).resolve().parents[1] / "static" / "explorer_page.js").read_text()
+    assert re.findall(r"const BIND_CALLBACK = '([^']+)'", js) == [BIND_CALLBACK]
