@@ -44,15 +44,12 @@ from bokeh.resources import Resources
 
 from app.fragment import fragment_html
 from core.presets import PRESETS, Preset
-from widgets import controls as controls_module
-from widgets.controls import SLIDER_LABEL_CHARS, preset_note
-from widgets.editor import FLUID, GRID_WIDTH, WEIGHTS, HeadEditor
+from widgets.controls import preset_note
+from widgets.editor import FLUID, WEIGHTS, HeadEditor
 from widgets.logic_config import logic_config
-from widgets.matrix_plot import CELL_OUTLINE, FLAT_UP_TO, LABEL_FITS_CELL, SLANT
-from widgets.page import HeadPage, ref
+from widgets.page import VIEW, HeadPage, ref
 from widgets.state import HeadState
-from widgets.style import AXIS_LABEL_CHARS, text_panel, wrapping_row
-from widgets.viewdata import NUMBERS_UP_TO
+from widgets.style import text_panel, wrapping_row
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
@@ -177,26 +174,6 @@ def _models(page: HeadPage, editor: HeadEditor, downloads: dict) -> dict:
         },
         "downloads": {kind: ref(button) for kind, button in downloads.items()},
     }
-
-
-VIEW = {  # the constants of the Python views that the binding repeats when it re-lays out a figure or slider
-    "slider": {
-        "low": controls_module.SLIDER_LOW,
-        "high": controls_module.SLIDER_HIGH,
-        "step": controls_module.SLIDER_STEP,
-        "row_px": controls_module.SLIDERS_ROW_PX,
-        "label_chars": SLIDER_LABEL_CHARS,
-        "per_row": controls_module.PER_ROW,
-        "three_a_row_up_to": controls_module.THREE_A_ROW_UP_TO,
-    },
-    "axis_label_chars": AXIS_LABEL_CHARS,
-    "flat_up_to": FLAT_UP_TO,
-    "fits_cell": LABEL_FITS_CELL,
-    "slant": SLANT,
-    "numbers_up_to": NUMBERS_UP_TO,
-    "cell_outline": CELL_OUTLINE,
-    "grid_width": GRID_WIDTH,
-}
 
 
 class ExportPage:

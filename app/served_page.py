@@ -13,14 +13,13 @@ import panel as pn
 from bokeh.models import CustomJS
 from panel.io.resources import _env as PANEL_TEMPLATES
 
-from app.export import VIEW
 from widgets.controls import DRAWS_OWN_MOVES
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
 from widgets.going_further import COST_TITLE, LAB_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
 from widgets.lab_view import LabView
 from widgets.logic_config import logic_config
-from widgets.page import ref
+from widgets.page import VIEW, ref
 from widgets.saturation_view import SaturationView
 
 ROOT = Path(__file__).resolve().parents[1]

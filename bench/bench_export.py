@@ -34,7 +34,8 @@ and measures:
   time a move (the trace's thread time of its tasks: script, style, layout, paint, commit), export and
   floor. The repaint time is a count of frames (16.7 ms each) and swings with the load; the CPU a move
   swings less, and says how far the export's frame is from fitting in one.
-Ratios are the median over rounds of export / floor; the load average is recorded.
+Each page is opened SETTLE_S after the one before it was closed. Ratios are the median over rounds of
+export / floor; the load average is recorded.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,7 +204,13 @@ def summary(times: list[float]) -> tuple[float, float]:
     return statistics.median(times), times[int(0.9 * (len(times) - 1))]
 
 
+# Before each page is opened: the previous page's renderer is still being torn down for a moment, and a
+# page opened meanwhile shares the two cores with it (whichever page comes first in a round paid for it).
+SETTLE_S = 0.5
+
+
 def open_offline(browser, url: str, height: int = 1500):
+    time.sleep(SETTLE_S)
     context = browser.new_context(viewport={"width": 1400, "height": height})
     blocked = block_all_but(context, ("file:", "data:"))
     requests: list[str] = []

@@ -14,10 +14,20 @@ from bokeh.layouts import column, row
 
 from widgets.a11y import accessible_names, figures_source, names_columns, names_source
 from widgets.blend_plot import BlendPlot
-from widgets.controls import HeadControls
-from widgets.matrix_plot import MatrixPlot
-from widgets.style import text_panel, wrapping_row
-from widgets.viewdata import view_data
+from widgets.controls import (
+    PER_ROW,
+    SLIDER_HIGH,
+    SLIDER_LABEL_CHARS,
+    SLIDER_LOW,
+    SLIDER_STEP,
+    SLIDERS_ROW_PX,
+    THREE_A_ROW_UP_TO,
+    HeadControls,
+)
+from widgets.editor import GRID_WIDTH
+from widgets.matrix_plot import CELL_OUTLINE, FLAT_UP_TO, LABEL_FITS_CELL, SLANT, MatrixPlot
+from widgets.style import AXIS_LABEL_CHARS, text_panel, wrapping_row
+from widgets.viewdata import NUMBERS_UP_TO, view_data
 
 # The figures: a name, a title and a subtitle, a colour scheme, and the matrices drawn side by side in it.
 MATRIX_FIGURES = (
@@ -43,6 +53,28 @@ def ref(model) -> dict:
 
 def dim_labels(d: int) -> list[str]:
     return [str(k) for k in range(d)]
+
+
+# The constants of the Python views that a page drawing a state itself repeats when it re-lays out a figure
+# or a slider (static/explorer_page.js painter, in the export and the served page), with figure_models.
+VIEW = {
+    "slider": {
+        "low": SLIDER_LOW,
+        "high": SLIDER_HIGH,
+        "step": SLIDER_STEP,
+        "row_px": SLIDERS_ROW_PX,
+        "label_chars": SLIDER_LABEL_CHARS,
+        "per_row": PER_ROW,
+        "three_a_row_up_to": THREE_A_ROW_UP_TO,
+    },
+    "axis_label_chars": AXIS_LABEL_CHARS,
+    "flat_up_to": FLAT_UP_TO,
+    "fits_cell": LABEL_FITS_CELL,
+    "slant": SLANT,
+    "numbers_up_to": NUMBERS_UP_TO,
+    "cell_outline": CELL_OUTLINE,
+    "grid_width": GRID_WIDTH,
+}
 
 
 class HeadPage:
