@@ -14,7 +14,6 @@
   'use strict';
 
   const bound = [];
-  const bindings = new WeakMap(); // document → its page made by bind()
 
   function shortLabel(label, width) {
     const chars = Array.from(String(label));
@@ -402,7 +401,8 @@
   }
 
   function bind(doc, config) {
-    if (bindings.has(doc)) return bindings.get(doc); // embed's bindNow came first (document_ready follows)
+    const had = bound.find((page) => page.doc === doc && !page.served); // embed's bindNow came first
+    if (had) return had; // (BokehJS's document_ready follows)
     performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
     const logic = HeadLogic.make(config);
     const V = config.view;
@@ -417,7 +417,6 @@
     let syncing = false;
     const page = { doc, config, get state() { return state; }, dispatch, logic };
     bound.push(page);
-    bindings.set(doc, page);
 
     // --- state → figures -------------------------------------------------------------
 
