@@ -10,14 +10,18 @@
  *   state = logic.apply(state, {do: 'x', token: 3, component: 0, value: 0.5});
  *   const view = logic.render(state);       // as widgets.viewdata.view_data
  *
- * A state is a plain object {tokens, X, W_Q, W_K, W_V, <one key per switch>, query, dims, preset, message};
- * apply never changes the state it is given.  Plain ES2019; in a page it defines the global `HeadLogic`
- * (after static/attention.js), in Node require() returns it.
+ * A state is a plain object {tokens, X, W_Q, W_K, W_V, <one key per switch>, query, dims, preset, message,
+ * <the lesson's: walk, walk_from, question, prediction, revealed, right, answered>}; apply never changes
+ * the state it is given.  Plain ES2019; in a page it defines the global `HeadLogic` (after
+ * static/attention.js and static/lessons.js), in Node require() returns it.
  */
 (function (root, factory) {
-  if (typeof module === 'object' && module.exports) module.exports = factory(require('./attention.js'));
-  else root.HeadLogic = factory(root.AttentionHead);
-})(typeof self !== 'undefined' ? self : this, function (AttentionHead) {
+  if (typeof module === 'object' && module.exports) {
+    module.exports = factory(require('./attention.js'), require('./lessons.js'));
+  } else {
+    root.HeadLogic = factory(root.AttentionHead, root.HeadLessons);
+  }
+})(typeof self !== 'undefined' ? self : this, function (AttentionHead, HeadLessons) {
   'use strict';
 
   const { AttentionError } = AttentionHead;
@@ -108,6 +112,8 @@
     const INPUTS = ['tokens', 'X', 'W_Q', 'W_K', 'W_V', ...OPTION_NAMES];
     const PRESET_NAMES = Object.keys(config.presets);
     const heads = new WeakMap(); // state → its head, computed once
+    const bank = HeadLessons.make(config); // the walk and the questions (static/lessons.js)
+    const LESSON_PARAMS = config.lessons.params;
 
     // --- checks, with core.options' and widgets.state's messages ---------------------
 
@@ -221,7 +227,7 @@
         }
         if ('tokens' in changes) changes.tokens = checkLabels(changes.tokens);
         next = Object.assign({}, state, changes);
-        head = compute(next);
+        head = Object.keys(changes).some((k) => INPUTS.indexOf(k) >= 0) ? compute(next) : headOf(state);
         let query = 'query' in changes ? changes.query : state.query;
         if (!(Number.isInteger(query) && query >= 0 && query < head.T)) {
           if ('query' in changes) {
@@ -236,8 +242,10 @@
         if (!(err instanceof AttentionError)) throw err;
         return refused(state, err.message);
       }
-      if (!('preset' in changes) && Object.keys(changes).some((k) => k !== 'query' && k !== 'dims')) {
-        next.preset = '';
+      const edits = Object.keys(changes).some((k) => k !== 'query' && k !== 'dims' && LESSON_PARAMS.indexOf(k) < 0);
+      if (!('preset' in changes) && edits) next.preset = '';
+      if (edits && state.revealed && !('question' in changes)) { // the answer was about another head
+        Object.assign(next, { question: '', prediction: null, revealed: false });
       }
       next.message = '';
       heads.set(next, head);
@@ -327,8 +335,10 @@
      *   {do: 'labels', text}  {do: 'add'}  {do: 'remove'}        the editor (remove takes the query token)
      *   {do: 'widths', C?, d?}  {do: 'weight', name, row, col, value}  {do: 'dims', value: [a, b]}
      *   {do: 'link', params}                 a link's parameters (widgets.url_state.apply_params)
+     * and the lesson's (walk-open, walk-next, …, ask, predict, reveal: static/lessons.js actions).
      */
     function apply(state, action) {
+      if (HeadLessons.ACTIONS.indexOf(action.do) >= 0) return lessonAct(state, action);
       switch (action.do) {
         case 'x':
           return setEntry(state, 'X', `${state.tokens[action.token]}[${action.component}]`,
@@ -361,9 +371,14 @@
       }
     }
 
-    /** As widgets.viewdata.view_data for the state's head, query and dims. */
+    const lessonAct = bank.actions({ change, refused, headOf, pyRepr });
+
+    /** As widgets.viewdata.view_data for the state's head, query, dims and lesson. */
     function render(state) {
-      return AttentionHead.viewData(headOf(state), state.query, state.tokens, state.dims);
+      const head = headOf(state);
+      const data = AttentionHead.viewData(head, state.query, state.tokens, state.dims);
+      data.lesson = bank.view(head, state.query, state.tokens, state, data.blend);
+      return data;
     }
 
     // --- links: widgets/url_state.py ------------------------------------------------------
@@ -466,6 +481,18 @@
         else bad('dims', 'should be two whole numbers like 0,1');
       }
       if (raw.query) changes.query_label = raw.query;
+      const link = config.lessons.link; // the lesson's keys (widgets.url_state.LESSON_KEYS)
+      const walk = raw[link.walk];
+      const asked = raw[link.question];
+      if (walk) {
+        const k = /^[+-]?\d+$/.test(walk.trim()) ? Number(walk.trim()) : null;
+        if (k !== null && k >= 1 && k <= HeadLessons.STEPS) changes.walk = k;
+        else bad(link.walk, `should be a step from 1 to ${HeadLessons.STEPS}`);
+      }
+      if (asked) {
+        if (bank.names().indexOf(asked) >= 0) changes.question = asked;
+        else bad(link.question, `names no question ('${chars(asked).slice(0, 40).join('')}')`);
+      }
       return { changes, problems };
     }
 
@@ -487,6 +514,13 @@
 
     function applyLink(state, params) {
       const { changes, problems } = decodeLink(params);
+      const lesson = {};
+      for (const key of ['question', 'walk']) {
+        if (key in changes) {
+          lesson[key] = changes[key];
+          delete changes[key];
+        }
+      }
       if ('preset' in changes) {
         state = load(state, changes.preset);
         delete changes.preset;
@@ -517,6 +551,8 @@
           state = change(state, { query: i });
         }
       }
+      if ('question' in lesson) state = lessonAct(state, { do: 'ask', name: lesson.question });
+      if ('walk' in lesson) state = lessonAct(state, { do: 'walk-to', step: lesson.walk });
       return Object.assign({}, state, { message: problems.join('; ') });
     }
 
@@ -541,6 +577,8 @@
       }
       params.dims = state.dims.join(',');
       for (const [key, name] of Object.entries(MATRICES)) params[key] = encodeMatrix(state[name]);
+      if (state.walk) params[config.lessons.link.walk] = String(state.walk);
+      if (state.question && !state.revealed) params[config.lessons.link.question] = state.question;
       return params;
     }
 
@@ -622,7 +660,7 @@
     }
 
     return {
-      initial, apply, render, headOf, decodeLink, applyLink, encodeLink, asJson, asCsv, checkOption,
+      initial, apply, render, headOf, decodeLink, applyLink, encodeLink, asJson, asCsv, checkOption, bank,
     };
   }
 

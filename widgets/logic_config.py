@@ -8,10 +8,13 @@ and tests/test_actions.py hands the same dict to Node.
 from __future__ import annotations
 
 from core.attention import LARGEST_ENTRY
+from core.lessons import QUESTIONS
 from core.options import table_json
 from core.presets import PRESETS, Preset
 from widgets import url_state
+from widgets.lesson_state import LESSON_PARAMS
 from widgets.state import EDIT_MAX_TOKENS, MAX_LABEL, MAX_TOKENS, MAX_WIDTH, HeadState
+from widgets.viewdata import preset_note
 
 CUSTOM = "custom"  # the preset picker's entry for "your own edits", and a link's preset=custom
 
@@ -46,5 +49,31 @@ def logic_config(start: HeadState | None = None, presets: dict[str, Preset] | No
         },
         "presets": {name: preset_json(p) for name, p in presets.items()},
         "custom": CUSTOM,
+        "lessons": lessons_json(),
         "start": {k: v for k, v in start.as_data().items() if k != "message"},
+    }
+
+
+def lessons_json() -> dict:
+    """The bank of questions (core.lessons.QUESTIONS) for static/lessons.js: each question's two heads
+    as presets, the notes shown with an answer, the preset names (a question's head that is one loads
+    under its name), the lesson's state keys and link keys."""
+    answers = [q.after.name for q in QUESTIONS.values()]
+    return {
+        "questions": [
+            {
+                "name": q.name,
+                "title": q.title,
+                "kind": q.kind,
+                "before": preset_json(q.before),
+                "after": preset_json(q.after),
+                "key": q.key,
+                "context": q.context,
+            }
+            for q in QUESTIONS.values()
+        ],
+        "notes": {name: preset_note(name) for name in answers if name in PRESETS},
+        "presets": list(PRESETS),
+        "params": list(LESSON_PARAMS),
+        "link": url_state.LESSON_KEYS,
     }
