@@ -3,10 +3,10 @@
     python -m app.export OUT.html [--preset NAME] [--fragment]
 
 Builds the same Bokeh page as the served app (widgets.page.HeadPage and widgets.editor.HeadEditor, from a
-HeadState loaded with the preset), inlines BokehJS and four scripts from static/: bokeh_patch.js,
-attention.js (the port of the core and of widgets/viewdata.py), explorer.js (the port of HeadState's
-logic, links and downloads, as pure functions) and explorer_page.js (the binding that writes view data
-into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
+HeadState loaded with the preset), inlines BokehJS and five scripts from static/: bokeh_patch.js,
+attention.js (the port of the core and of widgets/viewdata.py), lessons.js (of core/lessons.py: the walk
+and the questions), explorer.js (the port of HeadState's logic, links and downloads, as pure functions) and
+explorer_page.js (the binding that writes view data into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
 limits, every preset, the start state, view constants and the ids of the models the binding drives);
 a document_ready callback (BIND_CALLBACK) hands it to `HeadExplorerPage.bind`. Bokeh's embed call is
 handed to `HeadExplorerPage.embed`, which runs as soon as its script is parsed, runs that callback once the
@@ -53,6 +53,7 @@ from widgets.style import text_panel, wrapping_row
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
+LESSONS_JS = ROOT / "static" / "lessons.js"
 EXPLORER_JS = ROOT / "static" / "explorer.js"
 EXPLORER_PAGE_JS = ROOT / "static" / "explorer_page.js"
 WHEN_BOKEH_JS = ROOT / "static" / "when_bokeh.js"
@@ -292,7 +293,7 @@ def head_scripts() -> str:
     focus rings; before the binding's first change of shape, which renames the controls)."""
     css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
     style = [f"<style>{css}</style>"] if css.strip() else []
-    paths = WHEN_BOKEH_JS, BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
+    paths = WHEN_BOKEH_JS, BOKEH_PATCH_JS, ATTENTION_JS, LESSONS_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
     return "\n".join([*style, *map(_script, _read(*paths))])
 
 

@@ -39,6 +39,8 @@ TEMPLATE = (
     + """</script><script>"""
     + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
     + "</script><script>"
+    + (ROOT / "static" / "lessons.js").read_text()  # the walk and the questions, which explorer.js runs
+    + "</script><script>"
     + (ROOT / "static" / "explorer.js").read_text()  # the page draws a student's own moves: follow_in_browser
     + "</script><script>"
     + (ROOT / "static" / "explorer_page.js").read_text()
