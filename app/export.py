@@ -6,8 +6,9 @@ Builds the same Bokeh page as the served app (widgets.page.HeadPage and widgets.
 HeadState loaded with the preset), inlines BokehJS and five scripts from static/: bokeh_patch.js,
 attention.js (the port of the core and of widgets/viewdata.py), lessons.js (of core/lessons.py: the walk
 and the questions), explorer.js (the port of HeadState's logic, links and downloads, as pure functions) and
-explorer_page.js (the binding that writes view data into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
-limits, every preset, the start state, view constants and the ids of the models the binding drives);
+explorer_page.js (the binding that writes view data into the Bokeh models).  The page carries one JSON
+configuration (ExportPage.config: the switches table, limits, every preset, the questions, the start
+state, view constants and the ids of the models the binding drives);
 a document_ready callback (BIND_CALLBACK) hands it to `HeadExplorerPage.bind`. Bokeh's embed call is
 handed to `HeadExplorerPage.embed`, which runs as soon as its script is parsed, runs that callback once the
 first part's views are made, and reads the roots in LATER (the control panel, the editor, the lower
@@ -55,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ATTENTION_JS = ROOT / "static" / "attention.js"
 LESSONS_JS = ROOT / "static" / "lessons.js"
 EXPLORER_JS = ROOT / "static" / "explorer.js"
+LESSON_PAGE_JS = ROOT / "static" / "lesson_page.js"
 EXPLORER_PAGE_JS = ROOT / "static" / "explorer_page.js"
 WHEN_BOKEH_JS = ROOT / "static" / "when_bokeh.js"
 BOKEH_PATCH_JS = ROOT / "static" / "bokeh_patch.js"
@@ -75,7 +77,7 @@ DESCRIPTION = (
 AREAS = (
     ("controls", "Controls", ("controls",)),
     ("top", "Weights and the blend", ("top",)),
-    ("readout", "The steps", ("readout",)),
+    ("readout", "The steps", ("lesson", "readout")),
     ("bottom", "Scores and projections, editing the head", ("bottom", "editor-area")),
 )
 MORE = ("more", "Going further")
@@ -151,6 +153,7 @@ def _models(page: HeadPage, editor: HeadEditor, downloads: dict) -> dict:
         "plots": figures["plots"],
         "blend": figures["blend"],
         "steps": figures["steps"],
+        "lesson": figures["lesson"],
         "controls": {
             "preset": ref(c.preset),
             "note": ref(c.note),
@@ -293,7 +296,8 @@ def head_scripts() -> str:
     focus rings; before the binding's first change of shape, which renames the controls)."""
     css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
     style = [f"<style>{css}</style>"] if css.strip() else []
-    paths = WHEN_BOKEH_JS, BOKEH_PATCH_JS, ATTENTION_JS, LESSONS_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
+    logic = ATTENTION_JS, LESSONS_JS, EXPLORER_JS
+    paths = WHEN_BOKEH_JS, BOKEH_PATCH_JS, *logic, LESSON_PAGE_JS, EXPLORER_PAGE_JS, A11Y_JS
     return "\n".join([*style, *map(_script, _read(*paths))])
 
 

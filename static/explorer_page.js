@@ -132,6 +132,9 @@
         put(plot.source, { data });
       }
       if (plot.square) updateSource(plot.outline, view.outline);
+      if (view.lesson && plot.spotlight) { // the walk's (static/lesson_page.js)
+        updateSource(plot.spotlight, HeadLessonPage.spotlightOf(view.lesson.spotlight, plot.blocks, cols.length, plot.gap));
+      }
     }
 
     function paintBlend(view, s, reshape) {
@@ -147,25 +150,41 @@
       }
       if (b.xaxis.axis_label !== view.blend.axes.x) put(b.xaxis, { axis_label: view.blend.axes.x });
       if (b.yaxis.axis_label !== view.blend.axes.y) put(b.yaxis, { axis_label: view.blend.axes.y });
+      if (view.lesson && b.glow) { // the walk's last step: the weighted lines and the output, lit
+        updateSource(b.glow, view.lesson.glow);
+        updateSource(b.ring, view.lesson.ring);
+      }
     }
 
     // The steps panel changes on every move. BokehJS answers a Div's new text by rendering the whole view
     // anew (its shadow root, style sheets, layout: ~7 ms a move, more than the pure logic and the figures'
     // data together); its text is written here into the element that view already holds, and the model
-    // gets the same text without the change event, so it reads what is shown.
-    let stepsView = null;
-    function setSteps(text) {
-      const div = models().steps;
-      if (div.text === text) return;
-      if (stepsView === null && window.Bokeh && Bokeh.index) stepsView = Bokeh.index.find_one(div) || false;
-      const el = stepsView && stepsView.markup_el;
-      if (!el || !el.isConnected || div.render_as_text) {
-        put(div, { text });
-        return;
-      }
-      div.setv({ text }, Object.assign({ silent: true }, writeOptions));
-      if (typeof stepsView.has_math_disabled === 'function' && !stepsView.has_math_disabled()) stepsView.rerender();
-      else writeMarkup(el, text);
+    // gets the same text without the change event, so it reads what is shown. The same for the lesson's text.
+    function markupSetter(divOf) {
+      let divView = null;
+      return function setMarkup(text) {
+        const div = divOf();
+        if (!div || div.text === text) return;
+        if (divView === null && window.Bokeh && Bokeh.index) divView = Bokeh.index.find_one(div) || false;
+        const el = divView && divView.markup_el;
+        if (!el || !el.isConnected || div.render_as_text) {
+          put(div, { text });
+          return;
+        }
+        div.setv({ text }, Object.assign({ silent: true }, writeOptions));
+        if (typeof divView.has_math_disabled === 'function' && !divView.has_math_disabled()) divView.rerender();
+        else writeMarkup(el, text);
+      };
+    }
+    const setSteps = markupSetter(() => models().steps);
+
+    // The walk's and the questions' panel: its text and which of its controls show (static/lesson_page.js).
+    const showLesson = HeadLessonPage.shower(() => models().lesson, put, (name) => markupSetter(() => models().lesson[name]));
+    const say = HeadLessonPage.announcer();
+    function paintLesson(view) {
+      if (!view.lesson) return;
+      showLesson(view.lesson);
+      say(view.lesson.say);
     }
 
     // A move changes the steps' numbers, not their markup: writing the whole HTML again made the browser
@@ -182,7 +201,7 @@
       parser.innerHTML = '';
     }
 
-    return { paintPlot, paintBlend, setSteps };
+    return { paintPlot, paintBlend, setSteps, paintLesson };
   }
 
   /**
@@ -350,6 +369,9 @@
   }
   const AFTER_EMBED_MS = 10000;
   const SETTLE_AFTER_MS = 200; // without a move, before the parts out of sight catch up (bind and follow)
+  // A lesson press the server has not said it applied is drawn on top of its state for at most this long (a
+  // server that restarted counts its presses from 0 again).
+  const PENDING_MS = 5000;
   const LATER_MS = 300; // the longest a root read later waits for an idle moment
   const BIND_WAIT_MS = 5000;
   const whenBound = new WeakMap(); // document → resolve() of embed's wait for its binding
@@ -413,7 +435,7 @@
     let E = M.editor;
     const SWITCHES = config.switches;
     let state = logic.initial();
-    const { paintPlot, paintBlend, setSteps } = painter(() => M, V);
+    const { paintPlot, paintBlend, setSteps, paintLesson } = painter(() => M, V);
     let syncing = false;
     const page = { doc, config, get state() { return state; }, dispatch, logic };
     bound.push(page);
@@ -491,6 +513,7 @@
       }
       if (!isStale('blend', reshape)) paintBlend(view, s, reshape);
       setSteps(view.steps + view.checks); // widgets/page.py readout_html
+      paintLesson(view);
     }
 
     // --- state → controls ------------------------------------------------------------
@@ -639,6 +662,10 @@
         syncPanel(s, newTokens);
         if (!isStale('editor', !old)) syncEditor(s, old);
         if (E.message) setText(E.message, messageMarkup(s)); // else syncEditor writes it once it is read
+        const asked = !old || old.question !== s.question || old.revealed !== s.revealed;
+        HeadLessonPage.sync(M.lesson, s, asked, kindOf(s), config.lessons.estimate[3]);
+        setText(M.lesson.message, messageMarkup(s));
+        if (M.lesson.message.visible !== Boolean(s.message)) M.lesson.message.visible = Boolean(s.message);
       } finally {
         syncing = false;
       }
@@ -763,6 +790,18 @@
       }
     }
 
+    // The walk's and the questions' buttons (static/lesson_page.js), then the focus where the lesson goes on.
+    const kindOf = (s) => (s.question ? logic.bank.pose(s.question).kind : '');
+    function wireLesson() {
+      const L = M.lesson;
+      HeadLessonPage.wire(L, (action) => {
+        dispatch(action);
+        HeadLessonPage.focusAfter(L, action.do, state, kindOf(state));
+      }, () => kindOf(state));
+      on(L.ask, 'value', (name) => { if (name !== state.question) dispatch({ do: 'ask', name }); });
+    }
+    wireLesson();
+
     // The sliders Python made get the same wiring as the ones made here.
     page.sliders = [];
     page.slidersShape = sliderShape(state);
@@ -833,8 +872,8 @@
     const logic = HeadLogic.make(config);
     const M = resolveModels(doc, config.models);
     // Python's and JavaScript's numbers agree to 1e-9 (tests/test_actions.py), not to the last bit.
-    const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false, tolerance: 1e-9 });
-    const page = { doc, config, served: true, drawn: 0, failed: 0 };
+    const { paintPlot, paintBlend, setSteps, paintLesson } = painter(() => M, config.view, { sync: false, tolerance: 1e-9 });
+    const page = { doc, config, served: true, drawn: 0, failed: 0, state: null };
 
     const published = () => {
       try {
@@ -853,25 +892,35 @@
       return typeof widget.value === 'number' ? widget.value : null; // an emptied box: the server says so
     }
     // The server's state with what the controls hold now: X from the token sliders, the query picker's
-    // token, each switch. The server's own when the sliders are of another shape (a new shape's sliders
-    // come in the same answer as its state). What the controls hold is checked as the server checks it.
+    // token, each switch, the question picked; then the lesson's presses the server has not applied yet
+    // (it publishes how many it has: `presses`). The controls are not read when the sliders are of another
+    // shape (a new shape's sliders come in the same answer as its state). What the controls hold is
+    // checked as the server checks it.
+    const L = M.lesson;
+    const kindOf = (s) => (s.question ? logic.bank.pose(s.question).kind : '');
+    let pending = []; // {n: the server's count of presses once it has this one, action, at}
+    let presses = server && server.presses ? server.presses : 0;
     function predicted() {
-      let X = null;
+      let s = server;
+      const moved = [];
+      let fits = true;
       for (const slider of sliders()) {
         const [t, c] = slider.tags;
-        if (!(t < server.X.length && c < server.X[t].length)) return server;
-        if (slider.value !== server.X[t][c]) {
-          X = X || server.X.map((line) => line.slice());
-          X[t][c] = slider.value;
+        if (!(t < server.X.length && c < server.X[t].length)) fits = false;
+        else if (slider.value !== server.X[t][c]) moved.push({ do: 'x', token: t, component: c, value: slider.value });
+      }
+      if (fits) {
+        for (const move of moved) s = logic.apply(s, move);
+        const query = parseInt(M.query.value, 10);
+        if (query !== s.query && query >= 0 && query < s.tokens.length) s = logic.apply(s, { do: 'query', index: query });
+        for (const sw of SWITCHES) {
+          const value = switchValue(sw, M.switches[sw.name]);
+          if (value !== null && value !== s[sw.name]) s = logic.apply(s, { do: 'option', name: sw.name, value });
         }
       }
-      let s = X ? Object.assign({}, server, { X }) : server;
-      const query = parseInt(M.query.value, 10);
-      if (query !== s.query && query >= 0 && query < s.tokens.length) s = logic.apply(s, { do: 'query', index: query });
-      for (const sw of SWITCHES) {
-        const value = switchValue(sw, M.switches[sw.name]);
-        if (value !== null && value !== s[sw.name]) s = logic.apply(s, { do: 'option', name: sw.name, value });
-      }
+      // the picker against the server's own question: a drag that closes an answered one leaves it as it was
+      if (L.ask.value !== server.question) s = logic.apply(s, { do: 'ask', name: L.ask.value });
+      for (const p of pending) s = logic.apply(s, p.action);
       return s;
     }
 
@@ -899,8 +948,11 @@
       if (stopped) return;
       server = published() || server;
       if (!server) return;
+      const now = performance.now();
+      pending = pending.filter((p) => p.n > (server.presses || 0) && now - p.at < PENDING_MS);
       try {
         const s = predicted();
+        page.state = s;
         const view = logic.render(s);
         for (const [name, plot] of Object.entries(M.plots)) {
           if (everything || inView.get(name) !== false) {
@@ -912,6 +964,7 @@
         }
         paintBlend(view, s, false);
         setSteps(view.steps + view.checks);
+        paintLesson(view);
         page.drawn += 1;
         clearTimeout(settleTimer);
         if (behind.size) settleTimer = setTimeout(() => refresh(true), page.settleAfter);
@@ -941,6 +994,15 @@
     }
     M.tokens.connect(M.tokens.properties.children.change, () => { wire(); soon(); });
     M.shown.connect(M.shown.properties.tags.change, soon);
+    L.ask.connect(L.ask.properties.value.change, soon);
+    // A lesson button: the server applies its click; the page draws the press at once, on top of the server's
+    // state until the server publishes that it has it (the focus then goes where the lesson goes on).
+    HeadLessonPage.wire(L, (action) => {
+      presses += 1;
+      pending.push({ n: presses, action, at: performance.now() });
+      refresh(false);
+      if (page.state) HeadLessonPage.focusAfter(L, action.do, page.state, kindOf(page.state));
+    }, () => (page.state ? kindOf(page.state) : ''));
     M.query.connect(M.query.properties.value.change, soon);
     for (const sw of SWITCHES) {
       const widget = M.switches[sw.name];

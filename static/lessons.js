@@ -459,32 +459,29 @@
     function walkHtml(step, labels, i) {
       const head = `Step ${step.number} of ${STEPS}`;
       const lines = step.lines.map(escapeHtml).join('<br>');
-      const text = `<section class="walk"><p class="lesson-head"><b>${head}</b> · ${escapeHtml(step.name)} ` +
-        `for '${escapeHtml(labels[i])}'</p>` +
-        `<p class="lesson-lead">${escapeHtml(step.lead)}</p><p class="lesson-lines">${lines}</p></section>`;
+      const text = `<p class="lesson-head"><b>${head}</b> · ${escapeHtml(step.name)} for '${escapeHtml(labels[i])}'</p>` +
+        `<p class="lesson-lead">${escapeHtml(step.lead)}</p><p class="lesson-lines">${lines}</p>`;
       return [text, `${head}, ${step.name}. ${step.lead}`];
     }
 
     function questionHtml(lesson) {
       const p = pose(lesson.question);
       const number = NAMES.indexOf(lesson.question) + 1;
-      const parts = [
-        `<p class="lesson-head"><b>Predict, then check</b> · ${escapeHtml(p.title)} ` +
-          `(question ${number} of ${NAMES.length})</p>`,
-        p.context ? `<p>${escapeHtml(p.context)}</p>` : '',
-        p.change ? `<p><b>The change:</b> ${escapeHtml(p.change)}.</p>` : '',
-        `<p class="lesson-ask">${escapeHtml(p.prompt)}</p>`,
-      ];
-      let say = p.prompt;
-      if (lesson.revealed) {
-        const said = feedback(p, lesson.prediction);
-        const mark = lesson.prediction === null ? 'shown' : said.startsWith('Right') ? 'right' : 'wrong';
-        parts.push(`<p class="lesson-feedback ${mark}">${escapeHtml(said)}</p>`);
-        parts.push(L.notes[QUESTIONS.get(lesson.question).after.name] || '');
-        say = said;
-      }
-      return ['<section class="question">' + parts.join('') + '</section>', say];
+      const asked = `<p class="lesson-head"><b>Predict, then check</b> · ${escapeHtml(p.title)} ` +
+        `(question ${number} of ${NAMES.length})</p>` +
+        (p.context ? `<p>${escapeHtml(p.context)}</p>` : '') +
+        (p.change ? `<p><b>The change:</b> ${escapeHtml(p.change)}.</p>` : '') +
+        `<p class="lesson-ask">${escapeHtml(p.prompt)}</p>`;
+      if (!lesson.revealed) return [asked, '', p.prompt];
+      const said = feedback(p, lesson.prediction);
+      const mark = lesson.prediction === null ? 'shown' : said.startsWith('Right') ? 'right' : 'wrong';
+      const note = L.notes[QUESTIONS.get(lesson.question).after.name] || '';
+      return [asked, `<p class="lesson-feedback ${mark}">${escapeHtml(said)}</p>${note}`, said];
     }
+
+    const INTRO = '<p class="lesson-intro">Walk through the six steps for the chosen query, or pick a question: ' +
+      'predict what a change will do, then see it happen.</p>';
+    const panel = (text) => (text ? `<div class="lesson">${text}</div>` : '');
 
     function glowOf(blend) {
       const { links } = blend;
@@ -503,38 +500,39 @@
       for (const name of MATRICES) spot[name] = spotlight([], ...shape[name]);
       let glow = { x0: [], y0: [], x1: [], y1: [], width: [] };
       let ring = { x: [], y: [] };
-      const parts = [];
+      let asked = '';
+      let answer = '';
+      let walk = '';
       const said = [];
       let offer = '';
+      let kind = '';
+      let choices = [];
+      if (lesson.question) {
+        const [a, b, say] = questionHtml(lesson);
+        [asked, answer] = [a, b];
+        said.push(say);
+        const p = pose(lesson.question);
+        kind = p.kind;
+        choices = p.choices.slice();
+      }
       if (lesson.walk) {
         const step = walkStep(head, i, labels, lesson.walk);
         for (const [name, cells] of Object.entries(step.cells)) spot[name] = spotlight(cells, ...shape[name]);
         if (step.blend) [glow, ring] = glowOf(blend);
         if (step.offer !== null) offer = `Show this step for '${labels[step.offer]}'`;
         const [text, say] = walkHtml(step, labels, i);
-        parts.push(text);
+        walk = text;
         said.push(say);
       }
-      let kind = '';
-      let choices = [];
-      if (lesson.question) {
-        const [text, say] = questionHtml(lesson);
-        parts.push(text);
-        said.push(say);
-        const p = pose(lesson.question);
-        kind = p.kind;
-        choices = p.choices.slice();
-      }
-      if (!parts.length) {
-        parts.push('<p class="lesson-intro">Walk through the six steps for the chosen query, or pick a question: ' +
-          'predict what a change will do, then see it happen.</p>');
-      }
+      if (!asked && !walk) asked = INTRO;
       if (lesson.answered) {
-        parts.push(`<p class="lesson-score">${lesson.right} of ${lesson.answered} prediction` +
-          `${lesson.answered !== 1 ? 's' : ''} right on this page</p>`);
+        answer += `<p class="lesson-score">${lesson.right} of ${lesson.answered} prediction` +
+          `${lesson.answered !== 1 ? 's' : ''} right on this page</p>`;
       }
       return {
-        html: '<div class="lesson">' + parts.join('') + '</div>',
+        question: panel(asked),
+        answer: panel(answer),
+        walk: panel(walk),
         say: said.join(' '),
         spotlight: spot,
         glow,

@@ -280,7 +280,7 @@ def test_links_open_a_question_in_predict_mode_and_the_walk_at_a_step():
 
     s = HeadState()
     assert apply_params(s, {"exercise": "exercise-1"}) == []
-    assert (s.question, s.revealed, s.preset) == ("exercise-1", False, "chapter")  # the head before the change
+    assert (s.question, s.revealed, s.preset) == ("exercise-1", False, "chapter")  # the head before
     assert s.head.weights[3].round(2).tolist() == [0.13, 0.56, 0.14, 0.18]
     assert encode(s)["exercise"] == "exercise-1"
     s.act({"do": "predict", "value": 1})  # 'cat'

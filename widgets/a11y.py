@@ -39,6 +39,7 @@ ACCESSIBLE_NAMES = {
     "normaliser": "Turn scores into weights with",
     "dim-x": "Blend plot: x shows value component",
     "dim-y": "Blend plot: y shows value component",
+    "choices": "Your prediction",  # the open question's answers (widgets/lesson_view.py)
 }
 
 # figure model name -> (kind, the source its numbers come from, what the table's summary says, whether a

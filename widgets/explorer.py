@@ -35,6 +35,8 @@ from widgets.controls import (
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
 from widgets.latest import LatestWins
+from widgets.lesson_data import lesson_of
+from widgets.lesson_state import LESSON_PARAMS
 from widgets.page import HeadPage
 from widgets.refusal import message_html
 from widgets.state import HeadState
@@ -79,11 +81,13 @@ class HeadExplorer(pn.viewable.Viewer):
         self.latest = LatestWins(run=self._safely)  # in a burst only each control's newest value is computed
         self._dragging = False  # True while a slider move is applied: the URL waits for the release
         self._page_draws_moves = False  # the page said it draws its own moves (DRAWS_OWN_MOVES)
+        self.presses = 0  # the lesson's buttons pressed and applied (published: the page's own count)
+        self._published = None
         self._wire_controls()
         if not self.editor_on_open:
             self.open_editor()
         self._publish()
-        s.param.watch(self._redraw, ["head", "query", "dims"])
+        s.param.watch(self._redraw, ["head", "query", "dims", *LESSON_PARAMS])
         s.param.watch(lambda event: self._show_message(event.new), ["message"])
         self._show_message(s.message)
 
@@ -103,6 +107,40 @@ class HeadExplorer(pn.viewable.Viewer):
         c.reset.on_click(lambda event: self._press(self.state.reset))
         c.tokens.layout.on_change("tags", self._page_says)
         self._wire_sliders()
+        self._wire_lesson()
+
+    def _wire_lesson(self) -> None:
+        """The walk's and the questions' buttons, each one action of the state (widgets/lesson_state.py);
+        the question picker, a value like the query's."""
+        L = self.page.lesson
+        buttons = {
+            "walk-open": L.walk_open, "walk-next": L.walk_next, "walk-prev": L.walk_prev,
+            "walk-leave": L.walk_leave, "walk-offer": L.walk_offer, "reveal": L.reveal,
+            "next-question": L.next_question, "close-question": L.close_question,
+        }  # fmt: skip
+        for do, button in buttons.items():
+            button.on_click(partial(self._lesson_press, lambda do=do: {"do": do}))
+        L.check.on_click(partial(self._lesson_press, self._prediction))
+        L.ask.on_change("value", self._guard(lambda new: self.state.act({"do": "ask", "name": new})))
+
+    def _prediction(self) -> dict:
+        """Check: the prediction the open question's control holds."""
+        L, s = self.page.lesson, self.state
+        estimate = s.question and L.estimate.visible
+        return {"do": "predict", "value": float(L.estimate.value) if estimate else L.choices.active}
+
+    def _lesson_press(self, action, event=None) -> None:
+        """A lesson button: its action, then the count of presses applied published with the state, so
+        the page, which drew the press at once (static/explorer_page.js follow), knows the server has it."""
+
+        def run():
+            self.presses += 1
+            try:
+                self.state.act(action())
+            finally:
+                self._publish()
+
+        self._press(run)
 
     def _page_says(self, attr, old, new) -> None:
         """static/explorer_page.js follow marks the sliders' box once it draws the student's moves (and
@@ -207,15 +245,16 @@ class HeadExplorer(pn.viewable.Viewer):
         shape = self._shape_of()
         reshape = shape != self._shape
         self._shape = shape
-        if self._dragging and self._page_draws_moves and not reshape:
+        changed = {e.name for e in events}
+        lesson = bool(changed & set(LESSON_PARAMS))  # a drag closes an answered question: the page must know
+        if self._dragging and self._page_draws_moves and not reshape and not lesson:
             # the page has drawn this move itself, with the same numbers: no view data to make or send
             self._sync_preset()
             return
-        data = view_data(s.head, s.query, s.labels, s.dims)
-        changed = {e.name for e in events}
+        data = view_data(s.head, s.query, s.labels, s.dims, lesson_of(s))
         with pn.io.hold():
             self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C)
-            if self._dragging:  # the slider already shows its value; only the preset may now be "custom"
+            if self._dragging and not lesson:  # the slider shows its value; the preset may be "custom" now
                 self._sync_preset()
             else:
                 self._publish()  # (a drag changes only what the page's own controls hold)
@@ -228,7 +267,10 @@ class HeadExplorer(pn.viewable.Viewer):
         """Put the state where the page's JavaScript reads it: static/explorer_page.js follow draws the
         student's own moves (the token sliders, the query, the switches) on top of it, reading those from
         the controls, so a drag need not publish it again."""
-        self.page.steps.tags = [json.dumps(self.state.as_data(), allow_nan=False)]
+        shown = json.dumps({**self.state.as_data(), "presses": self.presses}, allow_nan=False)
+        if shown != self._published:
+            self._published = shown
+            self.page.steps.tags = [shown]
 
     def _write_url(self) -> None:
         """Put the settings in the address bar, so a copied link opens the same head."""
@@ -270,6 +312,7 @@ class HeadExplorer(pn.viewable.Viewer):
             for switch in SWITCHES:
                 show_value(switch.name, c.switches[switch.name], getattr(s, switch.name))
             self._show_preset()
+            self.page.lesson.sync(s, asked=bool({"question", "revealed"} & changed))
         finally:
             self._syncing = False
 
@@ -292,6 +335,7 @@ class HeadExplorer(pn.viewable.Viewer):
         markup = message_html(text)
         with pn.io.hold():
             self.page.controls.message.text = markup
+            self.page.lesson.message.update(text=markup, visible=bool(markup))
             if self.editor is not None:
                 self.editor.message.text = markup
 

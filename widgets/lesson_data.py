@@ -77,45 +77,58 @@ def walk_html(step, labels, i: int) -> tuple[str, str]:
     head = f"Step {step.number} of {STEPS}"
     lines = "<br>".join(_said(line) for line in step.lines)
     text = (
-        f'<section class="walk"><p class="lesson-head"><b>{head}</b> · {_said(step.name)} '
-        f"for '{_said(labels[i])}'</p>"
-        f'<p class="lesson-lead">{_said(step.lead)}</p><p class="lesson-lines">{lines}</p></section>'
+        f'<p class="lesson-head"><b>{head}</b> · {_said(step.name)} for \'{_said(labels[i])}\'</p>'
+        f'<p class="lesson-lead">{_said(step.lead)}</p><p class="lesson-lines">{lines}</p>'
     )
     return text, f"{head}, {step.name}. {step.lead}"
 
 
-def question_html(lesson: Lesson, notes) -> tuple[str, str]:
+def question_html(lesson: Lesson, notes) -> tuple[str, str, str]:
+    """The question's part of the panel (above its answers), the answer's (below them: the feedback and the
+    note that explains it, once revealed), and what a screen reader is told."""
     posed = pose(lesson.question)
     number = list(QUESTIONS).index(lesson.question) + 1
-    parts = [
+    asked = (
         f'<p class="lesson-head"><b>Predict, then check</b> · {_said(posed.title)} '
-        f"(question {number} of {len(QUESTIONS)})</p>",
-        f"<p>{_said(posed.context)}</p>" if posed.context else "",
-        f"<p><b>The change:</b> {_said(posed.change)}.</p>" if posed.change else "",
-        f'<p class="lesson-ask">{_said(posed.prompt)}</p>',
-    ]
-    say = posed.prompt
-    if lesson.revealed:
-        said = feedback(posed, lesson.prediction)
-        mark = "shown" if lesson.prediction is None else "right" if said.startswith("Right") else "wrong"
-        parts.append(f'<p class="lesson-feedback {mark}">{_said(said)}</p>')
-        after = QUESTIONS[lesson.question].after.name
-        parts.append(notes(after) if after in PRESETS else "")
-        say = said
-    return '<section class="question">' + "".join(parts) + "</section>", say
+        f"(question {number} of {len(QUESTIONS)})</p>"
+        + (f"<p>{_said(posed.context)}</p>" if posed.context else "")
+        + (f"<p><b>The change:</b> {_said(posed.change)}.</p>" if posed.change else "")
+        + f'<p class="lesson-ask">{_said(posed.prompt)}</p>'
+    )
+    if not lesson.revealed:
+        return asked, "", posed.prompt
+    said = feedback(posed, lesson.prediction)
+    mark = "shown" if lesson.prediction is None else "right" if said.startswith("Right") else "wrong"
+    after = QUESTIONS[lesson.question].after.name
+    note = notes(after) if after in PRESETS else ""
+    answer = f'<p class="lesson-feedback {mark}">{_said(said)}</p>{note}'
+    return asked, answer, said
+
+
+INTRO = (
+    '<p class="lesson-intro">Walk through the six steps for the chosen query, or pick a question: predict '
+    "what a change will do, then see it happen.</p>"
+)
 
 
 def lesson_view(head: Head, i: int, labels, lesson: Lesson, blend: dict, notes) -> dict:
     """The lesson's view data for query i of `head`; `blend` is the blend plot's view data, `notes(preset
-    name)` a preset's note as HTML (the explanation shown with the answer)."""
+    name)` a preset's note as HTML (the explanation shown with the answer). Its panel's three texts: the
+    question (or, with nothing open, what the panel is for), the answer with the count of predictions
+    right, the walk's step."""
     labels = tuple(str(x) for x in labels)
     T, d = head.T, head.d
     shape = {"weights": (T, T), "scores": (T, T), "scaled": (T, T), "Q": (T, d), "K": (T, d), "V": (T, d)}
     spot = {name: spotlight((), *shape[name]) for name in MATRICES}
     glow = {"x0": [], "y0": [], "x1": [], "y1": [], "width": []}
     ring = {"x": [], "y": []}
-    parts, said = [], []
-    offer = ""
+    asked, answer, walk, said = "", "", "", []
+    offer, kind, choices = "", "", []
+    if lesson.question:
+        asked, answer, say = question_html(lesson, notes)
+        said.append(say)
+        posed = pose(lesson.question)
+        kind, choices = posed.kind, list(posed.choices)
     if lesson.walk:
         step = walk_step(head, i, labels, lesson.walk)
         for name, cells in step.cells.items():
@@ -124,28 +137,19 @@ def lesson_view(head: Head, i: int, labels, lesson: Lesson, blend: dict, notes) 
             glow, ring = _glow(blend)
         if step.offer is not None:
             offer = f"Show this step for '{labels[step.offer]}'"
-        text, say = walk_html(step, labels, i)
-        parts.append(text)
+        walk, say = walk_html(step, labels, i)
         said.append(say)
-    kind, choices = "", []
-    if lesson.question:
-        text, say = question_html(lesson, notes)
-        parts.append(text)
-        said.append(say)
-        posed = pose(lesson.question)
-        kind, choices = posed.kind, list(posed.choices)
-    if not parts:
-        parts.append(
-            '<p class="lesson-intro">Walk through the six steps for the chosen query, or pick a question: '
-            "predict what a change will do, then see it happen.</p>"
-        )
+    if not asked and not walk:
+        asked = INTRO
     if lesson.answered:
-        parts.append(
+        answer += (
             f'<p class="lesson-score">{lesson.right} of {lesson.answered} prediction'
             f"{'s' if lesson.answered != 1 else ''} right on this page</p>"
         )
     return {
-        "html": '<div class="lesson">' + "".join(parts) + "</div>",
+        "question": _panel(asked),
+        "answer": _panel(answer),
+        "walk": _panel(walk),
         "say": " ".join(said),
         "spotlight": spot,
         "glow": glow,
@@ -159,6 +163,10 @@ def lesson_view(head: Head, i: int, labels, lesson: Lesson, blend: dict, notes) 
             "revealed": lesson.revealed,
         },
     }
+
+
+def _panel(text: str) -> str:
+    return f'<div class="lesson">{text}</div>' if text else ""
 
 
 def _glow(blend: dict) -> tuple[dict, dict]:

@@ -8,7 +8,7 @@ and tests/test_actions.py hands the same dict to Node.
 from __future__ import annotations
 
 from core.attention import LARGEST_ENTRY
-from core.lessons import QUESTIONS
+from core.lessons import ESTIMATE_SLIDER, QUESTIONS
 from core.options import table_json
 from core.presets import PRESETS, Preset
 from widgets import url_state
@@ -76,4 +76,5 @@ def lessons_json() -> dict:
         "presets": list(PRESETS),
         "params": list(LESSON_PARAMS),
         "link": url_state.LESSON_KEYS,
+        "estimate": list(ESTIMATE_SLIDER),
     }

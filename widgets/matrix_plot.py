@@ -47,6 +47,8 @@ MASKED_INK = "#1a1a1a"
 # The query's row: an orange frame edged in black, so some part of it stands out at 3 : 1 or more
 # against light cells and dark ones alike.
 OUTLINE_COLOUR, OUTLINE_EDGE = "#f28e2b", "#000000"
+# The walk through the six steps dims every cell but those its step concerns (widgets/lesson_data.py).
+SPOTLIGHT_FILL, SPOTLIGHT_ALPHA = "#ffffff", 0.78
 
 # A cell's size on screen. Figures are sized by their frame (the cells), so a long token label widens the
 # figure for its axis instead of squeezing the cells and cutting the title short.
@@ -144,6 +146,18 @@ picture.setv({data: {image: [image], x: [-0.5], y: [-0.5], dw: [cols], dh: [rows
 """
 
 
+def spotlight_side_by_side(blocks: dict[str, dict], n_cols: int, gap: int) -> dict:
+    """The dimming rectangles of several matrices in one figure, each block moved as side_by_side moves
+    its cells."""
+    out: dict[str, list] = {"x": [], "y": [], "width": [], "height": []}
+    for k, rects in enumerate(blocks.values()):
+        shift = k * (n_cols + gap)
+        out["x"] += [x + shift for x in rects["x"]]
+        for column in ("y", "width", "height"):
+            out[column] += list(rects[column])
+    return out
+
+
 def picture_of(cells: dict, rows: int, cols: int) -> dict:
     """One matrix's cells as the picture's columns: a rows × cols image from the first cell's corner."""
     image = np.full((rows, cols), np.nan)
@@ -236,6 +250,8 @@ class MatrixPlot:
         self.outline = ColumnDataSource(
             outline or {"x": [], "y": [], "width": [], "height": []}, name=f"{name}-outline"
         )
+        # the walk's: rectangles that dim the cells its step does not concern
+        self.spotlight = ColumnDataSource(spotlight_side_by_side({}, 0, 0), name=f"{name}-spotlight")
         # `picture`: one matrix only, painted as an image when it has too many cells for numbers
         self.picture = None
         if picture and len(blocks) == 1:
@@ -272,6 +288,14 @@ class MatrixPlot:
         # Kept in the document while the numbers are shown, so the export's page can switch to it (a model
         # no other model refers to is not in the document, and BokehJS would get null).
         self.numbers.tags = [self.no_numbers]
+        draw(
+            fig,
+            self.spotlight,
+            Rect(
+                x="x", y="y", width="width", height="height", line_color=None, fill_color=SPOTLIGHT_FILL,
+                fill_alpha=SPOTLIGHT_ALPHA,
+            ),
+        )
         if outline is not None:
             for colour, line_width in ((OUTLINE_EDGE, 5), (OUTLINE_COLOUR, 3)):
                 draw(
@@ -373,8 +397,10 @@ class MatrixPlot:
         *,
         outline: dict | None = None,
         reshape: bool = False,
+        spotlight: dict | None = None,
     ) -> None:
-        """New numbers in place; `reshape` also resets ranges and tick labels (tokens or widths changed)."""
+        """New numbers in place; `reshape` also resets ranges and tick labels (tokens or widths changed);
+        `spotlight`: each block's dimming rectangles (the walk's, widgets/lesson_data.py)."""
         n_rows, n_cols = len(rows), len(cols)
         self.set_limits(limits)
         if reshape:
@@ -390,3 +416,5 @@ class MatrixPlot:
             write_changed(self.source, columns)
         if outline is not None and outline != self.outline.data:
             self.outline.data = outline
+        if spotlight is not None:
+            write_changed(self.spotlight, spotlight_side_by_side(spotlight, n_cols, self.GAP))

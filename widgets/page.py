@@ -25,6 +25,8 @@ from widgets.controls import (
     HeadControls,
 )
 from widgets.editor import GRID_WIDTH
+from widgets.lesson_data import lesson_of
+from widgets.lesson_view import LessonPanel
 from widgets.matrix_plot import CELL_OUTLINE, FLAT_UP_TO, LABEL_FITS_CELL, SLANT, MatrixPlot
 from widgets.style import AXIS_LABEL_CHARS, text_panel, wrapping_row
 from widgets.viewdata import NUMBERS_UP_TO, view_data
@@ -101,6 +103,7 @@ class HeadPage:
                 picture=square,
             )
         self.blend = BlendPlot(data["blend"], data["bounds"])
+        self.lesson = LessonPanel(data.get("lesson"))
         self.title = text_panel(title, name="title")
         # The steps and the row's checks share one Div: each Div whose text changes costs the browser a
         # re-render and a layout pass on every move.
@@ -114,6 +117,8 @@ class HeadPage:
             # The weights, the blend and the token sliders wrap onto as many lines as the container
             # needs, in that order: the figures a slider moves are always just above or beside it.
             "top": wrapping_row(m["weights"], self.blend.figure, self.controls.vectors, name="top"),
+            # the walk and the questions, above the steps (a root of its own: its text changes by itself)
+            "lesson": self.lesson.layout,
             "readout": column(
                 text_panel("<h2>The steps for the chosen query</h2>", **READOUT_WIDTH),
                 self.steps,
@@ -151,6 +156,7 @@ class HeadPage:
                             "yaxis": m.figure.yaxis[0],
                             "x_range": m.figure.x_range,
                             "y_range": m.figure.y_range,
+                            "spotlight": m.spotlight,
                         }.items()
                     },
                 }
@@ -168,18 +174,21 @@ class HeadPage:
                     "y_range": self.blend.figure.y_range,
                     "xaxis": self.blend.figure.xaxis[0],
                     "yaxis": self.blend.figure.yaxis[0],
+                    "glow": self.blend.glow,
+                    "ring": self.blend.ring,
                 }.items()
             },
             "steps": ref(self.steps),
+            "lesson": {name: ref(model) for name, model in self.lesson.models().items()},
             "tokens": ref(self.controls.tokens.layout),
         }
 
     @classmethod
     def for_state(cls, state, title: str = "") -> HeadPage:
-        """The page showing a HeadState as it is now (every option, the query, the preset)."""
+        """The page showing a HeadState as it is now (every option, the query, the preset, the lesson)."""
         s = state
-        return cls(
-            view_data(s.head, s.query, s.labels, s.dims),
+        page = cls(
+            view_data(s.head, s.query, s.labels, s.dims, lesson_of(s)),
             s.labels,
             s.X,
             d=s.head.d,
@@ -188,6 +197,8 @@ class HeadPage:
             options=s.options,
             preset=s.preset,
         )
+        page.lesson.sync(s, asked=True)
+        return page
 
     @cached_property
     def layout(self):
@@ -197,7 +208,12 @@ class HeadPage:
         return column(
             self.title,
             r["top"],
-            row(r["controls"], r["readout"], sizing_mode="stretch_width", styles={"gap": "18px"}),
+            row(
+                r["controls"],
+                column(r["lesson"], r["readout"], sizing_mode="stretch_width"),
+                sizing_mode="stretch_width",
+                styles={"gap": "18px"},
+            ),
             r["bottom"],
             name="head-page",
             sizing_mode="stretch_width",
@@ -207,6 +223,7 @@ class HeadPage:
         """Write one state's view data into the existing models (and, on `reshape`, the controls' names)."""
         if reshape and C is not None:
             self.names.data = names_columns(accessible_names(labels, C=C, d=d))
+        lesson = data.get("lesson")  # (not in a view made without the lesson's part: a benchmark's)
         for name, plot in self.plots.items():
             square = name in SQUARE
             plot.update(
@@ -216,6 +233,9 @@ class HeadPage:
                 labels if square else dim_labels(d),
                 outline=data["outline"] if square else None,
                 reshape=reshape,
+                spotlight={block: lesson["spotlight"][block] for block in plot.names} if lesson else None,
             )
-        self.blend.update(data["blend"], data["bounds"], reframe=reshape)
+        self.blend.update(data["blend"], data["bounds"], reframe=reshape, lesson=lesson)
         self.steps.text = readout_html(data)
+        if lesson:
+            self.lesson.show(lesson)
