@@ -45,7 +45,6 @@ from bokeh.resources import Resources
 
 from app.fragment import fragment_html
 from core.presets import PRESETS, Preset
-from widgets.controls import preset_note
 from widgets.editor import FLUID, WEIGHTS, HeadEditor
 from widgets.logic_config import logic_config
 from widgets.page import VIEW, HeadPage, ref
@@ -82,12 +81,13 @@ AREAS = (
 )
 MORE = ("more", "Going further")
 # The document roots BokehJS reads and makes views of only once the rest is interactive and painted
-# (static/explorer_page.js embed), in this order: the control panel left of the figures (preset, query,
+# (static/explorer_page.js embed), in this order: the lesson's panel above the steps (its place is kept,
+# static/page.css), the control panel left of the figures (preset, query,
 # switches: a fifth of the first part's start-up, and not what a first move needs), the editor, the
 # figures below the weights and the blend, then the further explorers' root (one Div at the foot of the
 # explorer, so nothing above it moves when it comes; the tabs' documents are made when opened,
 # app/export_explorers.py). First come the weights, the blend and the token sliders, and the steps.
-LATER = ("controls", "editor-area", "bottom", "more")
+LATER = ("lesson", "controls", "editor-area", "bottom", "more")
 EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items)"
 # How Bokeh's script waits for the page to be parsed before it embeds; the export's roots come before the
 # script, so embed_later has it embed at once (the rest of the page, the training lab, is parsed after).
@@ -228,8 +228,7 @@ class ExportPage:
             self.extra_scripts.extend(scripts)
         self.extra_roots = tuple(self.roots)[len(self.roots) - len(EXTRA_PARTS) :]
         self.config = {
-            **logic_config(state),
-            "notes": {name: preset_note(name) for name in [*PRESETS, ""]},
+            **logic_config(state, notes=True),
             "view": VIEW,
             "models": _models(page, editor, self.downloads),
             "link": link,

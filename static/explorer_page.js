@@ -662,10 +662,7 @@
         syncPanel(s, newTokens);
         if (!isStale('editor', !old)) syncEditor(s, old);
         if (E.message) setText(E.message, messageMarkup(s)); // else syncEditor writes it once it is read
-        const asked = !old || old.question !== s.question || old.revealed !== s.revealed;
-        HeadLessonPage.sync(M.lesson, s, asked, kindOf(s), config.lessons.estimate[3]);
-        setText(M.lesson.message, messageMarkup(s));
-        if (M.lesson.message.visible !== Boolean(s.message)) M.lesson.message.visible = Boolean(s.message);
+        if (lessonWired) syncLesson(s, !old || old.question !== s.question || old.revealed !== s.revealed);
       } finally {
         syncing = false;
       }
@@ -791,7 +788,9 @@
     }
 
     // The walk's and the questions' buttons (static/lesson_page.js), then the focus where the lesson goes on.
+    // Their root is read later (embed): until then the lesson's models are null; page.attach wires them.
     const kindOf = (s) => (s.question ? logic.bank.pose(s.question).kind : '');
+    let lessonWired = false;
     function wireLesson() {
       const L = M.lesson;
       HeadLessonPage.wire(L, (action) => {
@@ -799,8 +798,15 @@
         HeadLessonPage.focusAfter(L, action.do, state, kindOf(state));
       }, () => kindOf(state));
       on(L.ask, 'value', (name) => { if (name !== state.question) dispatch({ do: 'ask', name }); });
+      lessonWired = true;
     }
-    wireLesson();
+    function syncLesson(s, asked) { // the lesson's controls' values (its text and spotlights are paint's)
+      const L = M.lesson;
+      HeadLessonPage.sync(L, s, asked, kindOf(s), config.lessons.estimate[3]);
+      setText(L.message, messageMarkup(s));
+      if (L.message.visible !== Boolean(s.message)) L.message.visible = Boolean(s.message);
+    }
+    if (M.lesson.ask) wireLesson();
 
     // The sliders Python made get the same wiring as the ones made here.
     page.sliders = [];
@@ -828,6 +834,14 @@
         panelWired = true;
         syncing = true;
         try { syncPanel(controlsShow || state, true); } finally { syncing = false; }
+      }
+      if (!lessonWired && M.lesson.ask) {
+        wireLesson();
+        syncing = true;
+        try {
+          syncLesson(controlsShow || state, true);
+          paintLesson(logic.render(state)); // a link or a move may have come first
+        } finally { syncing = false; }
       }
       const models = { editor: E.area, blend: M.blend.figure };
       for (const name of Object.keys(M.plots)) models[name] = M.plots[name].figure;

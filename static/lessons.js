@@ -226,7 +226,11 @@
   function make(config) {
     const SWITCHES = config.switches;
     const L = config.lessons;
-    const QUESTIONS = new Map(L.questions.map((q) => [q.name, q]));
+    const setupOf = (ref) => (ref.preset !== undefined ? config.presets[ref.preset] : L.setups[ref.setup]);
+    const NOTES = L.notes || config.notes || {}; // the config carries every note, or the answers' own
+    const QUESTIONS = new Map(L.questions.map((q) => [q.name, Object.assign({}, q, {
+      before: setupOf(q.before), after: setupOf(q.after),
+    })]));
     const NAMES = L.questions.map((q) => q.name);
     const headOfSetup = (p) => AttentionHead.attend(p.X, p.W_Q, p.W_K, p.W_V, p.options);
 
@@ -475,7 +479,7 @@
       if (!lesson.revealed) return [asked, '', p.prompt];
       const said = feedback(p, lesson.prediction);
       const mark = lesson.prediction === null ? 'shown' : said.startsWith('Right') ? 'right' : 'wrong';
-      const note = L.notes[QUESTIONS.get(lesson.question).after.name] || '';
+      const note = NOTES[QUESTIONS.get(lesson.question).after.name] || '';
       return [asked, `<p class="lesson-feedback ${mark}">${escapeHtml(said)}</p>${note}`, said];
     }
 

@@ -52,7 +52,7 @@ def test_roots_added_later_come_on_their_own_and_keep_a_move_made_before(exporte
     assert [name for name, _ in roots] == ["top", "readout", *LATER]
     assert all(
         area and area.split()[0] == f"area-{where}"
-        for where, (_, area) in zip(["top", "readout", "controls", "bottom", "bottom", "more"], roots)
+        for where, (_, area) in zip(["top", "readout", "readout", "controls", "bottom", "bottom", "more"], roots)
     ), roots
     assert_figures_match(page, state)  # the scores, the scaled scores and the projections included
     boxes = page.evaluate(f"() => {PAGE}.grids.W_Q.map((line) => line.map((box) => box.value))")

@@ -9,14 +9,17 @@ synced from the state by the explorer (`sync`). Nothing here knows the state.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bokeh.layouts import column, row
 from bokeh.models import Button, InlineStyleSheet, RadioGroup, Select, Slider
 
 from core.lessons import ESTIMATE_SLIDER, QUESTIONS
 from widgets.controls import set_changed
-from widgets.style import text_panel
+from widgets.style import CSS, text_panel
 
 NO_QUESTION = ""
+LESSON_CSS = (Path(__file__).resolve().parents[1] / "static" / "lesson.css").read_text()
 # How wide the panel may get: as the steps under it.
 WIDTH = {"sizing_mode": "stretch_width", "max_width": 640}
 WRAP = {"flex-wrap": "wrap", "gap": "6px 10px"}
@@ -63,11 +66,12 @@ class LessonPanel:
             title="Predict, then check", value=NO_QUESTION, options=question_options(), name="ask", width=300
         )
         # the question (or what the panel is for), its answer, the walk's step: three texts, written apart
-        self.question = text_panel(view["question"], name="lesson-question", **WIDTH)
-        self.answer = text_panel(view["answer"], name="lesson-answer", **WIDTH)
-        self.walk = text_panel(view["walk"], name="lesson-walk", **WIDTH)
+        texts = InlineStyleSheet(css=CSS + LESSON_CSS)  # one sheet for the panel's four texts
+        self.question = text_panel(view["question"], texts, name="lesson-question", **WIDTH)
+        self.answer = text_panel(view["answer"], texts, name="lesson-answer", **WIDTH)
+        self.walk = text_panel(view["walk"], texts, name="lesson-walk", **WIDTH)
         # why a change was refused
-        self.message = text_panel("", name="lesson-message", visible=False, **WIDTH)
+        self.message = text_panel("", texts, name="lesson-message", visible=False, **WIDTH)
         self.walk_prev = Button(label="Previous step", name="walk-prev")
         self.walk_next = primary("Next step", "walk-next", sheet)
         self.walk_offer = Button(label="Show this step for another query", name="walk-offer")

@@ -8,9 +8,10 @@ from bokeh.models import Div, GlyphRenderer, Grid, InlineStyleSheet, Plot
 CSS = (Path(__file__).resolve().parents[1] / "static" / "explorer.css").read_text()
 
 
-def text_panel(text: str = "", **kw) -> Div:
-    """A Div styled by static/explorer.css (each document gets its own sheet model)."""
-    return Div(text=text, stylesheets=[InlineStyleSheet(css=CSS)], **kw)
+def text_panel(text: str = "", sheet: InlineStyleSheet | None = None, **kw) -> Div:
+    """A Div styled by static/explorer.css (each document gets its own sheet model; Divs of one part may
+    share theirs, `sheet`)."""
+    return Div(text=text, stylesheets=[sheet or InlineStyleSheet(css=CSS)], **kw)
 
 
 AXIS_LABEL_CHARS = 10  # a token label on an axis is cut to this many characters
