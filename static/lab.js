@@ -71,9 +71,8 @@
     const sw = run.switches;
     const out = { labels: labels, step: snap.step, query: i };
     if (snap.W_Q) {
-      const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), {
-        scaling: sw.scaling, causal: sw.causal, tied_qk: sw.tied_qk, normaliser: sw.normaliser,
-      });
+      // the run's switches, every one the explorer has (core.options.SWITCHES), as attend takes them
+      const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), sw);
       const data = AttentionHead.viewData(head, i, labels);
       out.weights = head.weights;
       out.future = head.future;
