@@ -276,6 +276,7 @@
       console.error('explorer_page.js: embedding in steps failed; the whole page at once', err);
       return whole();
     }
+    const idle = holdIdle(doc);
     await Bokeh.embed.add_document_standalone(doc, dom._resolve_element(item), slots);
     performance.mark('head-embed-views');
     await bindNow(doc);
@@ -311,6 +312,27 @@
     performance.mark('head-embed-complete');
     embedded();
     for (const page of pages()) page.complete = true;
+    idle.release();
+  }
+
+  /**
+   * BokehJS calls a document idle (`is_idle`, then its document_ready callbacks) once each of its roots has
+   * reported its views drawn, and ignores every report after that: the roots embed adds later would keep
+   * it from ever being idle again, and tools that wait for it (screenshot and PDF exporters, link
+   * checkers) would wait forever. So the reports of the first part are held until the later roots are
+   * added, and given then: the document becomes idle once the whole page is made (the binding has run
+   * long before, bindNow). Without `notify_idle` the document is left as BokehJS makes it.
+   */
+  function holdIdle(doc) {
+    if (typeof doc.notify_idle !== 'function') return { release() {} };
+    const held = [];
+    doc.notify_idle = (model) => { held.push(model); }; // on this document only, until release
+    return {
+      release() {
+        delete doc.notify_idle; // the Document's own again
+        for (const model of held.splice(0)) doc.notify_idle(model);
+      },
+    };
   }
 
   /** Runs the document's binding callback (app/export.py BIND_CALLBACK) now: BokehJS would run it at
