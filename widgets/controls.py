@@ -31,11 +31,6 @@ PER_ROW = 3  # beyond this a token's sliders wrap onto another row, so titles li
 THREE_A_ROW_UP_TO = 4
 
 
-# The mark static/explorer_page.js follow puts in the token sliders' box's tags once the page draws a
-# student's own moves (widgets/explorer.py then sends nothing of the figures for a drag).
-DRAWS_OWN_MOVES = "draws-own-moves"
-
-
 def set_changed(model, **props) -> None:
     """Write only the properties whose value differs: a classroom send syncs every control of every
     student's page, and most of them already show the right value (Bokeh's own check costs more)."""
