@@ -14,6 +14,7 @@ import json
 from functools import lru_cache
 
 from core.attention import attend
+from core.options import table_json
 from core.train import LAB_DIR, unf16
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
@@ -48,6 +49,7 @@ def lab_payload() -> dict:
         "order": index["runs"],
         "runs": runs,
         "described": {n: describe(r, index) for n, r in runs.items()},
+        "switches": table_json(),  # the table static/attention.js reads the head's options by
     }
 
 
