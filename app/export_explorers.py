@@ -41,8 +41,9 @@ from widgets.saturation_state import js_config as saturation_config
 from widgets.style import text_panel
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
-# Loaded in this order: the ports need PyFormat and InputChecks, the binding needs the ports.
-SCRIPTS = ("pyformat.js", "checks.js", "cost.js", "saturation.js", "explorer_tabs.js")
+# Loaded in this order: the ports need PyFormat (static/pyformat.js, loaded with the head's scripts by
+# app/export.py head_scripts) and InputChecks, the binding needs the ports.
+SCRIPTS = ("checks.js", "cost.js", "saturation.js", "explorer_tabs.js")
 AREA = ("more", TAB_TITLE)
 
 

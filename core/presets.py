@@ -171,6 +171,9 @@ HOT = replace(
     options=Options(temperature=3.0),
 )
 
+# The name of no preset: a link's preset=custom, and the picker's "(your own edits)".
+CUSTOM = "custom"
+
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
@@ -189,3 +192,4 @@ PRESETS: dict[str, Preset] = {
         HOT,
     )
 }
+assert CUSTOM not in PRESETS
