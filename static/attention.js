@@ -347,7 +347,14 @@
       max_weight: maxOf(w),
       max_key: argmax(w),
       entropy,
+      shown_hundredths: shownHundredths(w),
     };
+  }
+
+  // as core.trace.shown_hundredths: the weights as printed at two places, added up, in hundredths
+  function shownHundredths(w) {
+    if (!w.every((v) => Math.abs(v) < 1e6)) return 0;
+    return w.reduce((total, v) => total + Number(fmt(v).replace('.', '')), 0);
   }
 
   // ÷√d (or why not), then ÷τ when the temperature is not 1, as core.trace._scale_lines.
@@ -574,8 +581,15 @@
 
   function checksHtml(t, labels) {
     const c = t.checks;
+    const sumsToOne = Math.abs(c.row_sum - 1) < 1e-9;
+    let total = `row sums to ${fmt(c.row_sum, 6)}`;
+    if (sumsToOne && c.shown_hundredths !== 100) { // the chapter's printed weights for 'it' add to 1.01
+      const h = c.shown_hundredths;
+      total += ` (the weights shown add to ${Math.trunc(h / 100)}.${String(h % 100).padStart(2, '0')}: ` +
+        'each is rounded to two places)';
+    }
     const items = [
-      [Math.abs(c.row_sum - 1) < 1e-9, `row sums to ${fmt(c.row_sum, 6)}`],
+      [sumsToOne, total],
       [
         c.masked_max === 0,
         c.masked_keys

@@ -171,12 +171,15 @@ def test_preset_options_apply_and_flags_override():
 
 @pytest.mark.parametrize("preset, referent", [("tired", "cat"), ("soft", "mat")])
 def test_sentence_presets(preset, referent):
+    tokens = ("The", "cat", "sat", "on", "the", "mat", "because", "it", "was")
     out = ok("--preset", preset, "--trace")
     W, O = matrices(out)
     assert W.shape == (10, 10) and O.shape == (10, 2)
-    tokens = ("The", "cat", "sat", "on", "the", "mat", "because", "it", "was")
-    assert int(np.argmax(W[7])) == tokens.index(referent)
-    assert "step 1 project  q_it" in out
+    assert int(np.argmax(W[9])) == tokens.index(referent)  # the adjective, last, reads back to its noun
+    assert np.triu(W, k=1).max() == 0  # with the mask on
+    assert f"step 1 project  q_{preset}" in out
+    W, _ = matrices(ok("--preset", f"{preset}-trace", "--trace"))
+    assert int(np.argmax(W[7])) == tokens.index(referent)  # the thought experiment: "it", the mask off
 
 
 def test_help():
