@@ -45,8 +45,10 @@ from core.presets import (
     NO_SCALING,
     NO_SOFTMAX,
     SOFT,
+    SOFT_TRACE,
     TIED_QK,
     TIRED,
+    TIRED_TRACE,
     TOP_1,
     Preset,
 )
@@ -238,9 +240,14 @@ def _moved(p: Preset, token: str, x) -> Preset:
 
 
 def _untraced(p: Preset) -> Preset:
-    """A sentence preset with 'it' as the chapter has it: a pronoun and nothing else."""
+    """A thought-experiment sentence with 'it' as the chapter has it: a pronoun and nothing else."""
     it = p.tokens.index("it")
     return _moved(p, "it", [0.0] * (len(p.X[it]) - 1) + [p.X[it][-1]])
+
+
+def _blank_last(p: Preset) -> Preset:
+    """A sentence whose last word has no features yet (its query is 0: it reads every word alike)."""
+    return _moved(p, p.tokens[-1], [0.0] * len(p.X[-1]))
 
 
 QUESTIONS: dict[str, Question] = {
@@ -344,19 +351,37 @@ QUESTIONS: dict[str, Question] = {
             "tired",
             TIRED.title,
             "key",
-            _untraced(TIRED),
+            _blank_last(TIRED),
             TIRED,
-            context="'… because it was tired', the mask off as an encoder reads it. x's features: animate, "
-            "soft, noun, pronoun. An earlier layer moves a trace of 'tired' (animate) into 'it'.",
+            context="'… because it was tired', with the mask on: the adjective comes last and reads back. "
+            "x's features: animate, soft, noun, pronoun. The last word is given its own: 'tired' is animate.",
         ),
         Question(
             "soft",
             SOFT.title,
             "key",
-            _untraced(SOFT),
+            _blank_last(SOFT),
             SOFT,
-            context="'… because it was soft', the mask off as an encoder reads it. x's features: animate, "
-            "soft, noun, pronoun. An earlier layer moves a trace of 'soft' into 'it'.",
+            context="'… because it was soft', with the mask on: the adjective comes last and reads back. "
+            "x's features: animate, soft, noun, pronoun. The last word is given its own: 'soft' is soft.",
+        ),
+        Question(
+            "tired-trace",
+            TIRED_TRACE.title,
+            "key",
+            _untraced(TIRED_TRACE),
+            TIRED_TRACE,
+            context="A thought experiment, the mask off as an encoder reads: an earlier layer has moved a "
+            "trace of 'tired' (animate) into 'it'. x's features: animate, soft, noun, pronoun.",
+        ),
+        Question(
+            "soft-trace",
+            SOFT_TRACE.title,
+            "key",
+            _untraced(SOFT_TRACE),
+            SOFT_TRACE,
+            context="A thought experiment, the mask off as an encoder reads: an earlier layer has moved a "
+            "trace of 'soft' into 'it'. x's features: animate, soft, noun, pronoun.",
         ),
     )
 }
@@ -638,8 +663,9 @@ def answer(posed: Posed) -> str:
             text = f"'{me}' now weighs {names(labels, tops, i)} alike, {fmt(w[tops[0]])} each"
         if posed.change:
             was = top_keys(before, i)
+            them = "every key" if len(was) == before.T > 2 else names(labels, was, i)
             alike = " alike" if len(was) > 1 else ""
-            text += f" (before the change: {names(labels, was, i)}{alike}, {fmt(before.weights[i, was[0]])})"
+            text += f" (before the change: {them}{alike}, {fmt(before.weights[i, was[0]])})"
         return text
     if posed.kind in ("direction", "estimate"):
         key = quoted(labels, posed.key)

@@ -232,7 +232,7 @@
       before: setupOf(q.before), after: setupOf(q.after),
     })]));
     const NAMES = L.questions.map((q) => q.name);
-    const headOfSetup = (p) => AttentionHead.attend(p.X, p.W_Q, p.W_K, p.W_V, p.options);
+    const headOfSetup = (p) => AttentionHead.attend(p.X, p.W_Q, p.W_K, p.W_V, p.options, SWITCHES);
 
     function describeChange(before, after) {
       const parts = [];
@@ -367,8 +367,9 @@
         }
         if (p.change) {
           const was = topKeys(before, i);
+          const them = was.length === before.T && before.T > 2 ? 'every key' : names(labels, was, i);
           const alike = was.length > 1 ? ' alike' : '';
-          text += ` (before the change: ${names(labels, was, i)}${alike}, ${fmt(before.weights[i][was[0]])})`;
+          text += ` (before the change: ${them}${alike}, ${fmt(before.weights[i][was[0]])})`;
         }
         return text;
       }

@@ -13,7 +13,7 @@ const HeadLessons = require(path.join(__dirname, '..', 'static', 'lessons.js'));
 
 const batch = readBatch();
 const bank = HeadLessons.make(batch.config);
-const headOf = (c) => AttentionHead.attend(c.X, c.W_Q, c.W_K, c.W_V, c.options);
+const headOf = (c) => AttentionHead.attend(c.X, c.W_Q, c.W_K, c.W_V, c.options, batch.config.switches);
 
 function told(posed) { // the Posed as Python's posed_as_dict writes it
   const keep = ['name', 'title', 'kind', 'labels', 'query', 'key', 'context', 'change', 'prompt', 'choices',

@@ -140,6 +140,8 @@ ANSWERS = {
     "no-mask": {"sat"},
     "tired": {"cat"},
     "soft": {"mat"},
+    "tired-trace": {"cat"},
+    "soft-trace": {"mat"},
     "no-scaling": {"goes up"},
     "exercise-3-scaled": {"stays the same"},
     "temperature-high": {"goes down"},
