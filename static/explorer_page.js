@@ -387,6 +387,7 @@
   }
   const AFTER_EMBED_MS = 10000;
   const SETTLE_AFTER_MS = 200; // without a move, before the parts out of sight catch up (bind and follow)
+  const LINK_AFTER_MS = 300; // a lesson press's address waits this long for the next press (bind)
   // A lesson press the server has not said it applied is drawn on top of its state for at most this long (a
   // server that restarted counts its presses from 0 again).
   const PENDING_MS = 5000;
@@ -691,6 +692,7 @@
     const ownsLink = () => config.link && bound[0] === page && linkWindow !== null;
 
     function writeLink() {
+      clearTimeout(linkTimer);
       if (!ownsLink()) return;
       try {
         const hash = '#' + new URLSearchParams(logic.encodeLink(state)).toString();
@@ -698,6 +700,13 @@
       } catch (err) {
         // a sandboxed frame may refuse; the page still works
       }
+    }
+    // A walk step or an answer writes the address once the lesson rests (replaceState costs ~2 ms, a step's
+    // frame budget is ~16), as a drag does when the slider is let go.
+    let linkTimer = null;
+    function writeLinkSoon() {
+      clearTimeout(linkTimer);
+      linkTimer = setTimeout(writeLink, LINK_AFTER_MS);
     }
 
     // --- events → state ---------------------------------------------------------------
@@ -810,7 +819,8 @@
     function wireLesson() {
       const L = M.lesson;
       HeadLessonPage.wire(L, (action) => {
-        dispatch(action);
+        dispatch(action, { link: false });
+        writeLinkSoon();
         HeadLessonPage.focusAfter(L, action.do, state, kindOf(state));
       }, () => kindOf(state));
       on(L.ask, 'value', (name) => { if (name !== state.question) dispatch({ do: 'ask', name }); });

@@ -41,25 +41,32 @@
       for (const [k, v] of Object.entries(attrs)) if (!same(model[k], v)) changed[k] = v;
       if (Object.keys(changed).length) put(model, changed);
     };
+    // Shown or hidden by its inline style, not `visible` (widgets/lesson_view.py display says why).
+    const display = (model, on) => {
+      const styles = model.styles instanceof Map ? Object.fromEntries(model.styles) : Object.assign({}, model.styles);
+      const want = on ? null : 'none';
+      if ((styles.display === undefined ? null : styles.display) !== want) {
+        styles.display = want;
+        put(model, { styles });
+      }
+    };
     return function show(view) {
       const L = panel();
       if (!L || !L.question) return;
       const c = view.controls;
       const question = Boolean(c.question);
       const choose = question && c.kind !== 'estimate';
-      for (const name of texts) {
-        writers[name](view[name]);
-        set(L[name], { visible: Boolean(view[name]) });
-      }
-      set(L.walk_open, { visible: !c.walk });
-      set(L.walk_row, { visible: c.walk });
-      set(L.walk_offer, { visible: Boolean(c.offer), label: c.offer || L.walk_offer.label });
-      set(L.choices, Object.assign({ visible: choose, disabled: c.revealed }, choose ? { labels: c.choices } : {}));
-      set(L.estimate, { visible: question && c.kind === 'estimate', disabled: c.revealed });
-      set(L.answer_row, { visible: question });
-      set(L.check, { visible: question && !c.revealed });
-      set(L.reveal, { visible: question && !c.revealed });
-      set(L.next_question, { visible: question && c.revealed });
+      for (const name of texts) writers[name](view[name]);
+      display(L.walk_open, !c.walk);
+      display(L.walk_row, c.walk);
+      display(L.walk_offer, Boolean(c.offer));
+      if (c.offer) set(L.walk_offer, { label: c.offer });
+      display(L.choices, choose);
+      if (choose) set(L.choices, { labels: c.choices });
+      display(L.estimate, question && c.kind === 'estimate');
+      display(L.answer_row, question);
+      display(L.asking, !c.revealed);
+      display(L.answered, c.revealed);
     };
   }
 

@@ -23,6 +23,7 @@ import panel as pn
 import param
 from bokeh.core.property.validation import validate, without_property_validation
 
+from core.lessons import pose
 from core.options import SWITCHES
 from widgets.channel import PAGE, HeadChannel
 from widgets.controls import (
@@ -124,7 +125,7 @@ class HeadExplorer(pn.viewable.Viewer):
     def _prediction(self) -> dict:
         """Check: the prediction the open question's control holds."""
         L, s = self.page.lesson, self.state
-        estimate = s.question and L.estimate.visible
+        estimate = bool(s.question) and pose(s.question).kind == "estimate"
         return {"do": "predict", "value": float(L.estimate.value) if estimate else L.choices.active}
 
     def _lesson_press(self, action, event=None) -> None:

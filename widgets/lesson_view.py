@@ -50,6 +50,16 @@ PRIMARY_CSS = (
 )
 
 
+def display(model, on: bool) -> None:
+    """Show or hide one of the panel's controls by its inline style, not by `visible`: BokehJS lays the whole
+    panel out again, reading the page's geometry back, at each change of a `visible` (a reveal changed four:
+    ~5 ms of its ~12 in the export); a style it only applies. static/lesson_page.js does the same."""
+    styles = dict(model.styles or {})
+    want = None if on else "none"
+    if styles.get("display") != want:
+        model.styles = {**styles, "display": want}
+
+
 def primary(label: str, name: str, sheet: InlineStyleSheet) -> Button:
     """The button a student presses next (the walk's Next step, Check, Next question)."""
     return Button(label=label, name=name, button_type="primary", stylesheets=[sheet])
@@ -65,11 +75,14 @@ class LessonPanel:
         self.ask = Select(
             title="Predict, then check", value=NO_QUESTION, options=question_options(), name="ask", width=300
         )
-        # the question (or what the panel is for), its answer, the walk's step: three texts, written apart
+        # the question (or what the panel is for), its answer, the walk's step: three texts, written apart,
+        # always there (an empty one takes no room: no margin of its own), so that a step or an answer changes
+        # no control's visibility, each of which costs BokehJS a layout of the whole panel
         texts = InlineStyleSheet(css=CSS + LESSON_CSS)  # one sheet for the panel's four texts
-        self.question = text_panel(view["question"], texts, name="lesson-question", **WIDTH)
-        self.answer = text_panel(view["answer"], texts, name="lesson-answer", **WIDTH)
-        self.walk = text_panel(view["walk"], texts, name="lesson-walk", **WIDTH)
+        flat = {**WIDTH, "margin": (0, 5, 0, 5)}
+        self.question = text_panel(view["question"], texts, name="lesson-question", **flat)
+        self.answer = text_panel(view["answer"], texts, name="lesson-answer", **flat)
+        self.walk = text_panel(view["walk"], texts, name="lesson-walk", **flat)
         # why a change was refused
         self.message = text_panel("", texts, name="lesson-message", visible=False, **WIDTH)
         self.walk_prev = Button(label="Previous step", name="walk-prev")
@@ -87,7 +100,11 @@ class LessonPanel:
         self.next_question = primary("Next question", "next-question", sheet)
         self.close_question = Button(label="Close the question", name="close-question")
         self.walk_row = row(self.walk_prev, self.walk_next, self.walk_offer, self.walk_leave, styles=WRAP)
-        self.answer_row = row(self.check, self.reveal, self.next_question, self.close_question, styles=WRAP)
+        # before the answer: Check and Reveal; after it: Next question (an answer swaps two rows, not three
+        # buttons); Close all along
+        self.asking = row(self.check, self.reveal, styles=WRAP)
+        self.answered = row(self.next_question, styles=WRAP)
+        self.answer_row = row(self.asking, self.answered, self.close_question, styles=WRAP)
         self.layout = column(
             row(self.walk_open, self.ask, styles=WRAP | {"align-items": "flex-end"}),
             self.question,
@@ -111,18 +128,19 @@ class LessonPanel:
         question, open_walk = bool(c["question"]), c["walk"]
         choose = question and c["kind"] != "estimate"
         for name in ("question", "answer", "walk"):
-            set_changed(getattr(self, name), text=view[name], visible=bool(view[name]))
-        set_changed(self.walk_open, visible=not open_walk)
-        set_changed(self.walk_row, visible=open_walk)
-        set_changed(self.walk_offer, visible=bool(c["offer"]), label=c["offer"] or self.walk_offer.label)
-        set_changed(self.choices, visible=choose, disabled=c["revealed"])
+            set_changed(getattr(self, name), text=view[name])
+        display(self.walk_open, not open_walk)
+        display(self.walk_row, open_walk)
+        display(self.walk_offer, bool(c["offer"]))
+        if c["offer"]:
+            set_changed(self.walk_offer, label=c["offer"])
+        display(self.choices, choose)
         if choose:
             set_changed(self.choices, labels=c["choices"])
-        set_changed(self.estimate, visible=question and c["kind"] == "estimate", disabled=c["revealed"])
-        set_changed(self.answer_row, visible=question)
-        set_changed(self.check, visible=question and not c["revealed"])
-        set_changed(self.reveal, visible=question and not c["revealed"])
-        set_changed(self.next_question, visible=question and c["revealed"])
+        display(self.estimate, question and c["kind"] == "estimate")
+        display(self.answer_row, question)
+        display(self.asking, not c["revealed"])
+        display(self.answered, c["revealed"])
 
     def sync(self, state, asked: bool) -> None:
         """The controls' values from the state: the question picked; on a new question or its answer
@@ -139,6 +157,6 @@ class LessonPanel:
         names = (
             "question", "answer", "walk", "walk_open", "ask", "walk_prev", "walk_next", "walk_offer",
             "walk_leave", "walk_row", "choices", "estimate", "check", "reveal", "next_question",
-            "close_question", "answer_row", "message",
+            "close_question", "answer_row", "asking", "answered", "message",
         )  # fmt: skip
         return {name: getattr(self, name) for name in names}
