@@ -43,6 +43,7 @@ def logic_config(start: HeadState | None = None, presets: dict[str, Preset] | No
             "max_label": MAX_LABEL,
             "largest_entry": LARGEST_ENTRY,
             "max_param": url_state.MAX_PARAM,
+            "x_step": url_state.X_STEP,
         },
         "presets": {name: preset_json(p) for name, p in presets.items()},
         "custom": CUSTOM,
