@@ -576,6 +576,61 @@
     return `<ul class="checks">${lis.join('')}</ul>`;
   }
 
+  // --- rows that cannot see the future (widgets/viewdata.py changed_rows, row_marks, moved_html) -----
+
+  const MARK_INSET = 0.16;
+  const sameRow = (a, b) => a.length === b.length && a.every((x, k) => x === b[k]);
+
+  /** For each query, whether its weights or its output differ from `before`'s in any bit. */
+  function changedRows(head, before) {
+    return head.weights.map((w, i) => !(sameRow(w, before.weights[i]) && sameRow(head.output[i], before.output[i])));
+  }
+
+  function rowRuns(rows) {
+    const out = [];
+    for (const r of rows) {
+      if (out.length && out[out.length - 1][1] === r - 1) out[out.length - 1][1] = r;
+      else out.push([r, r]);
+    }
+    return out;
+  }
+
+  /** The weights heatmap's frames around the runs of rows a move left unchanged and those it changed. */
+  function rowMarks(changed) {
+    const T = changed ? changed.length : 0;
+    const frames = (rows) => {
+      const blocks = rowRuns(rows);
+      return {
+        x: blocks.map(() => (T - 1) / 2),
+        y: blocks.map(([a, b]) => (a + b) / 2),
+        width: blocks.map(() => T - MARK_INSET),
+        height: blocks.map(([a, b]) => b - a + 1 - MARK_INSET),
+      };
+    };
+    const which = (want) => (changed || []).map((c, i) => (c === want ? i : -1)).filter((i) => i >= 0);
+    return { unchanged: frames(which(false)), changed: frames(which(true)) };
+  }
+
+  const rowNames = (labels, rows) =>
+    rowRuns(rows).map(([a, b]) => (a === b ? `'${labels[a]}'` : `'${labels[a]}' to '${labels[b]}'`)).join(', ');
+
+  /** What the move of x[token][component] changed, in words: the rows left alone, those changed, and why. */
+  function movedHtml(head, labels, token, component, changed) {
+    const me = String(labels[token]);
+    const same = changed.map((c, i) => (c ? -1 : i)).filter((i) => i >= 0);
+    const diff = changed.map((c, i) => (c ? i : -1)).filter((i) => i >= 0);
+    const parts = [];
+    if (same.length) parts.push(`the rows of ${rowNames(labels, same)} did not change, to the last bit (dashed)`);
+    if (diff.length) parts.push(`${rowNames(labels, diff)} changed (purple)`);
+    let text = `Moving ${me}[${component}]: ` + parts.join('; ') + '.';
+    if (head.causal && token > 0 && changed.slice(0, token).every((c) => !c)) {
+      text += ` With the mask on, no token before '${me}' can see it.`;
+    } else if (!head.causal && changed.slice(0, token).some((c) => c)) {
+      text += ` With the mask off, tokens before '${me}' read it too.`;
+    }
+    return `<p class="moved">${escapeHtml(text)}</p>`;
+  }
+
   /** Everything the figures and text panels show for query i, as widgets.viewdata.view_data. */
   function viewData(head, i, labels, dims = [0, 1]) {
     const t = trace(head, i, labels);
@@ -587,10 +642,20 @@
     Object.assign(data.blend.values, labelSides(data.blend.values.x, data.bounds));
     data.steps = stepsHtml(t);
     data.checks = checksHtml(t, labels);
+    data.moved = rowMarks(null);
     return data;
   }
 
+  /** view_data after a token slider's move: `moved` = [token, component, value before], `before` the head
+   * before it. The marks and their sentence (under the checks) join what `viewData` gave. */
+  function withMoves(data, head, labels, moved, before) {
+    const changed = changedRows(head, before);
+    const said = movedHtml(head, Array.from(labels, String), moved[0], moved[1], changed);
+    return Object.assign({}, data, { moved: rowMarks(changed), checks: data.checks + said });
+  }
+
   return {
-    NORMALISERS, AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
+    NORMALISERS, AttentionError, attend, trace, viewData, withMoves, fmt, fmtVector, escapeHtml, convexHull,
+    blendDims, exp,
   };
 });

@@ -132,6 +132,10 @@
         put(plot.source, { data });
       }
       if (plot.square) updateSource(plot.outline, view.outline);
+      if (plot.marks) { // the weights' frames around the rows a slider's move left alone, and those it changed
+        updateSource(plot.marks.unchanged, view.moved.unchanged);
+        updateSource(plot.marks.changed, view.moved.changed);
+      }
     }
 
     function paintBlend(view, s, reshape) {
@@ -911,6 +915,7 @@
 
     let due = false;
     let stopped = false;
+    let drawn = null; // the state drawn last: one slider apart from the next, it is the head before a move
     // Only what differs from what is shown is written (to 1e-9), so a server's answer with the same
     // numbers costs the page one comparison.
     function refresh(everything) {
@@ -919,7 +924,8 @@
       server = published() || server;
       if (!server) return;
       try {
-        const s = predicted();
+        const s = logic.sliderMove(drawn, predicted());
+        drawn = s;
         const view = logic.render(s);
         for (const [name, plot] of Object.entries(M.plots)) {
           if (everything || inView.get(name) !== false) {
