@@ -656,6 +656,6 @@
 
   return {
     NORMALISERS, AttentionError, attend, trace, viewData, withMoves, fmt, fmtVector, escapeHtml, convexHull,
-    blendDims, exp,
+    blendDims, exp, sum,
   };
 });

@@ -441,7 +441,7 @@
     let state = logic.initial();
     const { paintPlot, paintBlend, setSteps } = painter(() => M, V);
     let syncing = false;
-    const page = { doc, config, get state() { return state; }, dispatch, logic };
+    const page = { doc, config, get state() { return state; }, dispatch, logic, watchers: [] };
     bound.push(page);
 
     // --- state → figures -------------------------------------------------------------
@@ -694,6 +694,7 @@
       if (inputsOf(next) !== inputsOf(old)) {
         reshape = shapeOf(next) !== shapeOf(old);
         paint(logic.render(next), next, reshape);
+        for (const watch of page.watchers) watch(next); // other views of this head (static/explorer_tabs.js)
       }
       if (reshape || controlsDue) syncControlsSoon(); // the figures' frame first
       else syncControls(next);
@@ -915,7 +916,7 @@
 
     let due = false;
     let stopped = false;
-    let drawn = null; // the state drawn last: one slider apart from the next, it is the head before a move
+    let drawn = server; // the state drawn last: one slider apart from the next, it is the head before a move
     // Only what differs from what is shown is written (to 1e-9), so a server's answer with the same
     // numbers costs the page one comparison.
     function refresh(everything) {
