@@ -579,6 +579,9 @@
   // --- rows that cannot see the future (widgets/viewdata.py changed_rows, row_marks, moved_html) -----
 
   const MARK_INSET = 0.16;
+  const MOVE_HINT = // as widgets/viewdata.py, under the checks until a slider moves
+    '<p class="moved">Move a token&#x27;s slider: the rows of the weights it leaves unchanged get a dashed ' +
+    'frame, those it changes a purple one.</p>';
   const sameRow = (a, b) => a.length === b.length && a.every((x, k) => x === b[k]);
 
   /** For each query, whether its weights or its output differ from `before`'s in any bit. */
@@ -641,7 +644,7 @@
     data.bounds = blendBounds(data.blend);
     Object.assign(data.blend.values, labelSides(data.blend.values.x, data.bounds));
     data.steps = stepsHtml(t);
-    data.checks = checksHtml(t, labels);
+    data.checks = checksHtml(t, labels) + MOVE_HINT;
     data.moved = rowMarks(null);
     return data;
   }
@@ -651,7 +654,8 @@
   function withMoves(data, head, labels, moved, before) {
     const changed = changedRows(head, before);
     const said = movedHtml(head, Array.from(labels, String), moved[0], moved[1], changed);
-    return Object.assign({}, data, { moved: rowMarks(changed), checks: data.checks + said });
+    const checks = data.checks.slice(0, data.checks.length - MOVE_HINT.length) + said;
+    return Object.assign({}, data, { moved: rowMarks(changed), checks });
   }
 
   return {

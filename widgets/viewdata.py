@@ -147,7 +147,7 @@ def view_data(head: Head, i: int, labels, dims=(0, 1), moved=None, before: Head 
         return data
     changed = changed_rows(head, before)
     said = moved_html(head, labels, moved, changed)  # under the checks: every page that shows them shows it
-    return {**data, "moved": row_marks(changed), "checks": data["checks"] + said}
+    return {**data, "moved": row_marks(changed), "checks": data["checks"].removesuffix(MOVE_HINT) + said}
 
 
 def _view_data(head: Head, i: int, labels, dims) -> dict:
@@ -158,7 +158,7 @@ def _view_data(head: Head, i: int, labels, dims) -> dict:
     data["bounds"] = blend_bounds(data["blend"])
     data["blend"]["values"].update(label_sides(data["blend"]["values"]["x"], data["bounds"]))
     data["steps"] = steps_html(t)
-    data["checks"] = checks_html(t, labels)
+    data["checks"] = checks_html(t, labels) + MOVE_HINT  # (a move says what it did in its place)
     data["moved"] = row_marks(None)
     return data
 
@@ -166,6 +166,12 @@ def _view_data(head: Head, i: int, labels, dims) -> dict:
 # --- rows that cannot see the future: what a token slider's move changed, row by row --------------------
 
 MARK_INSET = 0.16  # a mark's frame sits this far inside its rows, clear of the query's outline
+# Under the checks until a slider moves, so the panel keeps one shape whether or not one has (a page that
+# draws a move writes only the texts that changed: static/explorer_page.js writeMarkup).
+MOVE_HINT = (
+    '<p class="moved">Move a token&#x27;s slider: the rows of the weights it leaves unchanged get a dashed '
+    "frame, those it changes a purple one.</p>"
+)
 
 
 def changed_rows(head: Head, before: Head) -> list[bool]:
