@@ -47,8 +47,9 @@ from widgets.tiles_state import js_config as tiles_config
 from widgets.tiles_viewdata import view_data as tiles_view_data
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
-# Loaded in this order: the ports need PyFormat and InputChecks, the binding needs the ports.
-SCRIPTS = ("pyformat.js", "checks.js", "cost.js", "saturation.js", "tiles.js", "explorer_tabs.js")
+# Loaded in this order: the ports need PyFormat (static/pyformat.js, loaded with the head's scripts by
+# app/export.py head_scripts) and InputChecks, the binding needs the ports.
+SCRIPTS = ("checks.js", "cost.js", "saturation.js", "tiles.js", "explorer_tabs.js")
 AREA = ("more", TAB_TITLE)
 
 

@@ -38,6 +38,8 @@ TEMPLATE = (
     + "</script><script>"
     + (ROOT / "static" / "send_latest.js").read_text()  # issue 13: one property change in flight
     + """</script><script>"""
+    + (ROOT / "static" / "pyformat.js").read_text()  # the page's one number formatter and HTML escaper
+    + "</script><script>"
     + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
     + "</script><script>"
     + (ROOT / "static" / "explorer.js").read_text()  # the page draws a student's own moves: follow_in_browser

@@ -125,27 +125,55 @@ def test_command_line_matrices_match_the_chapters_printout():
 # --- the two sentences ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, referent, other", [("tired", "cat", "mat"), ("soft", "mat", "cat")])
-def test_sentence_it_reads_its_referent_most(name, referent, other):
+SENTENCES = [("tired", "cat", "mat"), ("soft", "mat", "cat")]
+
+
+@pytest.mark.parametrize("name, referent, other", SENTENCES)
+def test_sentence_the_adjective_reads_back_to_its_referent_with_the_mask_on(name, referent, other):
     head, labels, text = loaded(name)
-    it = ix(labels, "it")
-    assert labels[int(np.argmax(head.weights[it]))] == referent
-    on, off = w(head, labels, "it", referent), w(head, labels, "it", other)
-    assert on > 0.8 and off < 0.1
-    said(text, f"puts {on:.2f} of its attention on '{referent}' and {off:.2f} on '{other}'")
+    me = ix(labels, name)
+    assert head.causal and PRESETS[name].query == name and me == head.T - 1  # last, masked: reads every word
+    assert labels[int(np.argmax(head.weights[me]))] == referent
+    on, off = w(head, labels, name, referent), w(head, labels, name, other)
+    assert on > 0.8 and off < 0.15
+    k = int(np.argmax(np.abs(head.Q[me])))
+    r, o = ix(labels, referent), ix(labels, other)
+    assert head.K[r, k] > head.K[o, k]  # "looks along dimension k, where the referent offers more"
+    said(text, f"it puts {on:.2f} of its attention on '{referent}' and {off:.2f} on '{other}'",
+         f"Its query [{head.Q[me, 0]:.2f}, {head.Q[me, 1]:.2f}] looks along dimension {k}, where "
+         f"'{referent}' offers {head.K[r, k]:.2f} and '{other}' {head.K[o, k]:.2f}")
 
 
-def test_sentence_unlike_the_chapter_it_has_a_different_vector_in_each():
+def test_sentence_it_is_one_vector_and_cannot_tell_the_two_apart_with_the_mask_on():
     tired, soft = PRESETS["tired"], PRESETS["soft"]
     it = tired.tokens.index("it")
-    assert tired.X[it] != soft.X[it]
-    assert tired.X[:it] == soft.X[:it]  # the words before "it" are the same
-    said(" ".join(notes.note("tired", tired.head(), tired.tokens)), "In the chapter both sentences give 'it'")
+    assert tired.X[:-1] == soft.X[:-1] and tired.tokens[:-1] == soft.tokens[:-1]  # only the adjective differs
+    assert (tired.W_Q, tired.W_K, tired.W_V) == (soft.W_Q, soft.W_K, soft.W_V)
+    # every row up to the adjective's, "it"'s included, is the same in both: the mask hides what differs
+    assert np.array_equal(tired.head().weights[:-1, :-1], soft.head().weights[:-1, :-1])
+    said(" ".join(notes.note("tired", tired.head(), tired.tokens)),
+         "'it' has the same vector in both sentences (x_it = [0, 0, 0, 1])", "nothing at 'it' can tell")
+    assert tired.X[it] == (0.0, 0.0, 0.0, 1.0)
+
+
+@pytest.mark.parametrize("name, referent, other", SENTENCES)
+def test_sentence_thought_experiment_is_labelled_and_it_reads_its_referent(name, referent, other):
+    head, labels, text = loaded(f"{name}-trace")
+    assert PRESETS[f"{name}-trace"].title.startswith("Thought experiment")
+    assert text.startswith("A thought experiment")
+    assert labels[int(np.argmax(head.weights[ix(labels, "it")]))] == referent
+    on, off = w(head, labels, "it", referent), w(head, labels, "it", other)
+    assert on > 0.8 and off < 0.1
+    said(text, f"'it' puts {on:.2f} of its attention on '{referent}' and {off:.2f} on '{other}'",
+         f"the preset '{name}' shows what it does instead")
+    tired, soft = PRESETS["tired-trace"], PRESETS["soft-trace"]
+    it = tired.tokens.index("it")
+    assert tired.X[it] != soft.X[it] and tired.X[:it] == soft.X[:it]  # only "it" and after differ
 
 
 @pytest.mark.parametrize("name, referent", [("tired", "cat"), ("soft", "mat")])
 def test_sentence_the_trace_does_the_work_not_the_mask(name, referent):
-    head, labels, text = loaded(name)
+    head, labels, text = loaded(f"{name}-trace")
     assert not head.causal  # "the mask is off"
     masked = notes.variant(head, causal=True)
     it = ix(labels, "it")
@@ -331,6 +359,19 @@ def test_top_1_dragging_it_1_jumps_from_cat_to_sat_with_nothing_in_between():
     assert outputs[-1] == (0.5, 0.5)  # 0.00: the value of 'sat', nothing in between
     assert notes.first_flip(head, it) == (1, 0.05, 0.0, ix(labels, "sat"))
     said(text, "drag it[1] from 0.30 to 0.05", "at 0.00, it jumps to the value of 'sat', [0.50, 0.50]")
+
+
+def test_top_1_at_the_last_position_before_the_jump_cat_and_sat_tie_and_the_earlier_key_wins():
+    head, labels, text = loaded("top-1")
+    it, cat, sat = ix(labels, "it"), ix(labels, "cat"), ix(labels, "sat")
+    X = head.X.copy()
+    X[it, 1] = 0.05
+    tied = attend(X, head.W_Q, head.W_K, head.W_V, normaliser="top1")
+    assert tied.scores[it, cat] == tied.scores[it, sat] == tied.scores[it].max()  # exactly, not nearly
+    assert tied.weights[it, cat] == 1.0  # np.argmax: the first of equal maxima
+    score = f"{tied.scores[it, cat]:.2f}"
+    said(text, f"(at 0.05 'cat' and 'sat' score exactly alike, {score} each, and top-1 gives a tie to the "
+         "earlier key)")
 
 
 # --- "What each switch shows" (the chapter's example, one switch flipped) -----------
@@ -593,6 +634,19 @@ def readme():
     return README.read_text(encoding="utf-8")
 
 
+def test_one_name_for_each_thing():
+    """"score matrix" (not "scores matrix"), and the switch that ties the keys' matrix to the queries' is
+    "W_K = W_Q" everywhere a reader meets it (not also "tied Q = K")."""
+    root = README.parent
+    texts = [README, *root.glob("core/*.py"), *root.glob("widgets/*.py"), *root.glob("app/*.py")]
+    texts += [*root.glob("static/*.js"), *root.glob("static/lab/*.json")]
+    other_names = re.compile(r"scores matrix|\bQ ?= ?K\b|tied Q|Q and K tied|W_K tied", re.IGNORECASE)
+    found = [f"{p.relative_to(root)}: {m}" for p in texts for m in other_names.findall(p.read_text())]
+    assert not found, found
+    assert PRESETS["tied-qk"].title == "Breaks: W_K = W_Q"
+    assert {s.name: s.flipped for s in SWITCHES}["tied_qk"] == "W_K = W_Q"
+
+
 def test_readme_is_short_and_keeps_the_two_set_up_commands(readme):
     assert len(readme) <= 15_000
     assert "bash setup.sh && .venv/bin/panel serve app/main.py --port 5006" in readme
@@ -610,13 +664,14 @@ def test_readme_the_worked_example_numbers(readme):
     said(readme, f'"it" scores "cat" {head.scores[3, 1]:.2f} and gives it {head.weights[3, 1]:.2f}')
 
 
-def test_readme_the_two_sentences_and_the_mask(readme):
+def test_readme_the_two_sentences_and_the_thought_experiment(readme):
     for name, referent in (("tired", "cat"), ("soft", "mat")):
         head, labels, _ = loaded(name)
-        assert round(w(head, labels, "it", referent), 2) == 0.85
-        masked = notes.variant(head, causal=True)
-        assert round(masked.weights[ix(labels, "it"), ix(labels, referent)], 2) == 0.87
-    said(readme, '"it" puts 0.85 on "cat", or on "mat"', '"it" still puts 0.87 on its referent')
+        assert head.causal and round(w(head, labels, name, referent), 2) == 0.87
+        head, labels, _ = loaded(f"{name}-trace")
+        assert not head.causal and round(w(head, labels, "it", referent), 2) == 0.85
+    said(readme, 'with the mask on, "tired" puts 0.87 on "cat", "soft" on "mat"',
+         "a thought experiment without the mask", '"it" already carries the adjective: 0.85 on its referent')
 
 
 def test_readme_exercise_2_crossovers(readme):
@@ -714,6 +769,22 @@ def test_steps_checks_entropy_is_undefined_only_when_the_weights_are_not_a_distr
         head = PRESETS[name].head()
         t = trace(head, 3, PRESETS[name].tokens)
         assert t.checks.entropy is not None and t.checks.row_sum == pytest.approx(1.0)
+
+
+def test_steps_checks_say_why_the_rounded_weights_may_not_add_up():
+    """The chapter prints 'it''s weights as 0.13, 0.56, 0.14, 0.18, which add to 1.01; the row check says it
+    sums to 1.000000 and, beside them, why the weights on screen do not."""
+    from decimal import ROUND_HALF_EVEN, Decimal
+
+    from widgets.viewdata import checks_html
+
+    head = CHAPTER.head()
+    printed = [Decimal(float(v)).quantize(Decimal("0.01"), ROUND_HALF_EVEN) for v in head.weights[3]]
+    assert [str(p) for p in printed] == ["0.13", "0.56", "0.14", "0.18"] and sum(printed) == Decimal("1.01")
+    text = checks_html(trace(head, 3, CHAPTER.tokens), CHAPTER.tokens)
+    said(text, "✓ row sums to 1.000000 (the weights shown add to 1.01: each is rounded to two places)")
+    top = PRESETS["top-1"].head()  # one-hot: the rounded weights add to 1.00, nothing to explain
+    assert "weights shown" not in checks_html(trace(top, 3, CHAPTER.tokens), CHAPTER.tokens)
 
 
 def test_steps_checks_masked_weights_are_exactly_zero_for_every_rule():

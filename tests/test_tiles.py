@@ -17,6 +17,7 @@ import pytest
 from bokeh.events import ButtonClick
 
 from core.attention import attend
+from core.options import table_json
 from core.presets import CHAPTER, PRESETS
 from core.tiles import AGREEMENT, attend_in_tiles, tiled_difference, tiles
 from tests import node_batch
@@ -181,7 +182,8 @@ def test_javascript_draws_the_same_tiles_as_python():
         ) for _ in range(12)]}  # fmt: skip
         for _ in range(60)
     ]
-    result = node_batch.run_node(DRIVER, {"config": js_config(), "cases": cases, "settings": actions})
+    batch = {"config": js_config(), "switches": table_json(), "cases": cases, "settings": actions}
+    result = node_batch.run_node(DRIVER, batch)
     found = []
     for n, (case, js) in enumerate(zip(cases, result["cases"])):
         assert "error" not in js, js

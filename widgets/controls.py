@@ -17,7 +17,7 @@ from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGr
 
 from core.notes import note
 from core.options import SWITCH, SWITCHES, Options
-from core.presets import PRESETS
+from core.presets import CUSTOM, PRESETS
 from widgets.style import short_label, text_panel
 from widgets.url_state import X_STEP
 
@@ -105,7 +105,6 @@ def query_options(labels) -> list[tuple[str, str]]:
 
 
 NORMALISER_LABELS = dict(zip(SWITCH["normaliser"].choices, SWITCH["normaliser"].choice_labels))
-CUSTOM = "custom"
 
 
 def preset_options() -> list[tuple[str, str]]:

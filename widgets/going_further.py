@@ -13,7 +13,7 @@ LAB_TITLE = "Training lab"
 MORE_INTRO = (
     "Four more explorers: **Why ÷√d** shows how raw dot products spread out as the head "
     "width d grows, and what dividing by √d does to the weights and their gradient; **Long-context cost** "
-    "works out how the scores matrix grows with the context length; **In tiles** computes the "
+    "works out how the score matrix grows with the context length; **In tiles** computes the "
     "query's row of the head above a tile of keys at a time, as FlashAttention does; the **Training lab** "
     "shows heads that tiny models grew in training, and what happened when a piece of the head was taken "
     "away."
