@@ -610,8 +610,10 @@
 
   const MARK_INSET = 0.16;
   const MOVE_HINT = // as widgets/viewdata.py, under the checks until a slider moves
-    '<p class="moved">Move a token&#x27;s slider: the rows of the weights it leaves unchanged get a dashed ' +
-    'frame, those it changes a purple one.</p>';
+    '<p class="moved">' + escapeHtml(
+      "Move a token's slider: the rows of the weights it leaves unchanged get a dashed frame, those it changes " +
+      'a purple one.'
+    ) + '</p>';
   const sameRow = (a, b) => a.length === b.length && a.every((x, k) => x === b[k]);
 
   /** For each query, whether its weights or its output differ from `before`'s in any bit. */

@@ -914,6 +914,7 @@
     let due = false;
     let stopped = false;
     let drawn = server; // the state drawn last: one slider apart from the next, it is the head before a move
+    let publishedText = M.channel.state; // a new one is a change the server made (a preset, an edit): no move
     // Only what differs from what is shown is written, so a server's answer with the same
     // numbers costs the page one comparison.
     function refresh(everything) {
@@ -922,7 +923,9 @@
       server = published() || server;
       if (!server) return;
       try {
-        const s = logic.sliderMove(drawn, predicted());
+        const fresh = M.channel.state !== publishedText;
+        publishedText = M.channel.state;
+        const s = fresh ? Object.assign({}, predicted(), { moved: null }) : logic.sliderMove(drawn, predicted());
         drawn = s;
         const view = logic.render(s);
         for (const [name, plot] of Object.entries(M.plots)) {

@@ -23,10 +23,12 @@ const out = batch.sequences.map((actions) => {
       const view = inputs === before ? null : logic.render(state);
       before = inputs;
       const step = { state, view, link: logic.encodeLink(state) };
-      // A served page reading its sliders (sliderMove) sees a move as apply() does: checked where the action
-      // changed an input (the page's controls send no event for a value they already hold).
+      // A served page reading its own controls (sliderMove) sees a move as apply() does: checked for the
+      // actions of those controls (a slider, the query, a switch; the rest come as a new published state,
+      // which ends a move), where the action changed an input (a control holding a value sends no event).
       const inputsOf = (s) => JSON.stringify(Object.assign({}, s, { moved: null, message: '', preset: '' }));
-      if (batch.follow && inputsOf(last) !== inputsOf(state)) {
+      const own = ['x', 'query', 'option'].includes(action.do);
+      if (batch.follow && own && inputsOf(last) !== inputsOf(state)) {
         const read = logic.sliderMove(last, Object.assign({}, state, { moved: null }));
         step.follow = JSON.stringify(read.moved) === JSON.stringify(state.moved) &&
           JSON.stringify(logic.render(read)) === JSON.stringify(logic.render(state));

@@ -411,6 +411,6 @@ def test_a_page_reading_its_sliders_sees_each_move_as_the_action_does():
     proc = node_batch.start_node(DRIVER, {"config": logic_config(), "sequences": sequences, "follow": True})
     steps = [step for seq in results(proc) for step in seq]
     assert all("error" not in step for step in steps)
-    read = [step["follow"] for step in steps if "follow" in step]  # the steps that changed an input
-    assert len(read) > 300 and all(read)
+    read = [step["follow"] for step in steps if "follow" in step]  # the page's own controls' changes
+    assert len(read) > 150 and all(read)
     assert sum(step["state"]["moved"] is not None for step in steps) > 50

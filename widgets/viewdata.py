@@ -168,10 +168,10 @@ def _view_data(head: Head, i: int, labels, dims) -> dict:
 MARK_INSET = 0.16  # a mark's frame sits this far inside its rows, clear of the query's outline
 # Under the checks until a slider moves, so the panel keeps one shape whether or not one has (a page that
 # draws a move writes only the texts that changed: static/explorer_page.js writeMarkup).
-MOVE_HINT = (
-    '<p class="moved">Move a token&#x27;s slider: the rows of the weights it leaves unchanged get a dashed '
-    "frame, those it changes a purple one.</p>"
-)
+MOVE_HINT = '<p class="moved">' + html.escape(
+    "Move a token's slider: the rows of the weights it leaves unchanged get a dashed frame, those it changes "
+    "a purple one."
+) + "</p>"
 
 
 def changed_rows(head: Head, before: Head) -> list[bool]:
