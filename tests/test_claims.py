@@ -835,3 +835,42 @@ def test_readme_lab_a_previous_token_head_and_an_induction_pair_grow_and_negativ
     assert findings["triggers"]["verdict"] == "reproduced"
     # "says so plainly where a claim did not reproduce": some runs are only partly what the chapter says
     assert {k for k, f in findings.items() if f["verdict"] != "reproduced"} >= {"no-scale", "induction"}
+
+
+# --- issue 31: rows that cannot see the future, attention in tiles (README's words) -------------------------
+
+
+def test_readme_with_the_mask_on_a_move_never_changes_an_earlier_row(readme):
+    """Every preset with the mask on, every token's every component moved: each earlier row's weights and
+    output stay the same to the last bit, and the view data marks them unchanged."""
+    from widgets.state import HeadState
+    from widgets.viewdata import view_data
+
+    said(readme, "the weights frame the rows it left unchanged and those it changed")
+    said(readme, "mask on: earlier rows never change")
+    for name in PRESETS:
+        s = HeadState()
+        s.load(name)
+        s.apply(causal=True)
+        for t in range(s.head.T):
+            for c in range(s.head.C):
+                before = s.head
+                assert s.set_x(t, c, float(s.X[t, c]) + 0.35)
+                np.testing.assert_array_equal(s.head.weights[:t], before.weights[:t])
+                np.testing.assert_array_equal(s.head.output[:t], before.output[:t])
+                marks = view_data(s.head, s.query, s.labels, s.dims, s.moved, s.before)["moved"]
+                if t:  # the first dashed frame starts at the first row and holds every row before t
+                    rows = marks["unchanged"]["height"][0] + 0.16
+                    assert marks["unchanged"]["y"][0] == (rows - 1) / 2 and rows >= t
+
+
+def test_readme_the_tiles_tab_and_the_cost_tabs_tile(readme):
+    from core.tiles import AGREEMENT, attend_in_tiles, tiled_difference
+
+    said(readme, "a 128 × 128 tile of scores is 33 kB", "the last tile gives the head's output to 1e-12")
+    assert human_bytes(tile_score_bytes(128, 2)) == "33 kB" and f"{AGREEMENT:g}" == "1e-12"
+    for name in PRESETS:  # every preset's every row, in tiles of every size
+        head = PRESETS[name].head()
+        for i in range(head.T):
+            for size in range(1, head.T + 1):
+                assert tiled_difference(head, i, attend_in_tiles(head, i, size)) <= AGREEMENT
