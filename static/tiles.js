@@ -244,7 +244,7 @@
       top1: 'the largest score so far and its key (top-1 needs no sum)',
     }[normaliser];
     const lines = [
-      `'${me}' reads ${head.T} keys in ${n} tile${n !== 1 ? 's' : ''} of ${size}. After each tile only ` +
+      `The row of '${me}': ${head.T} keys in ${n} tile${n !== 1 ? 's' : ''} of ${size}. After each tile only ` +
         `${kept} are kept; the tile's scores are dropped.`,
     ];
     if (step === 0) {
