@@ -183,8 +183,7 @@
 
   // --- the page --------------------------------------------------------------------------------------
 
-  const esc = (text) =>
-    String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  const esc = (text) => win.AttentionHead.escapeHtml(text); // the page's one escaper (static/pyformat.js)
 
   const state = { hooked: false, docs: new WeakMap(), focusSheet: null, tableSheet: null, tables: new Set() };
   const isTabs = (view) => Boolean(view.model && Array.isArray(view.model.tabs) && typeof view.model.active === "number");

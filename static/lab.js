@@ -63,17 +63,17 @@
     return Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => causal && j > i));
   }
 
-  /** What the lab shows for snapshot k, query i: widgets/lab_data.lab_view_data's numbers. */
-  function labViewData(run, k, i) {
+  /** What the lab shows for snapshot k, query i: widgets/lab_data.lab_view_data's numbers. `switches` is
+   * the table of switches (core.options.table_json(), in the lab's data) the core's port reads its options by. */
+  function labViewData(run, k, i, switches) {
     const labels = tokenLabels(run.probe);
     const T = labels.length;
     const snap = run.snapshots[k];
     const sw = run.switches;
     const out = { labels: labels, step: snap.step, query: i };
     if (snap.W_Q) {
-      const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), {
-        scaling: sw.scaling, causal: sw.causal, tied_qk: sw.tied_qk, normaliser: sw.normaliser,
-      });
+      // the run's switches, every one the explorer has (core.options.SWITCHES), as attend takes them
+      const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), sw, switches);
       const data = AttentionHead.viewData(head, i, labels);
       out.weights = head.weights;
       out.future = head.future;
@@ -83,7 +83,7 @@
       const A = unf16(snap.maps[String(run.shown_layer)]);
       out.weights = A;
       out.future = causalFuture(T, sw.causal);
-      const shown = A[i].slice(0, sw.causal ? i + 1 : T).map((w) => w.toFixed(2)).join(', ');
+      const shown = A[i].slice(0, sw.causal ? i + 1 : T).map((w) => AttentionHead.fmt(w)).join(', ');
       out.steps = `<p>This head is ${run.shape.d} wide: its W_Q and W_K (${run.shape.C} × ${run.shape.d}) ` +
         `are not shipped (too large to read or to inline), only its weights on the probe. Row ${i} ` +
         `(${labels[i]}): ${shown}.</p>`;
@@ -237,7 +237,7 @@
     const parts = [`<rect x="${L}" y="${T}" width="${W - L - R}" height="${plotH}" fill="none" stroke="#ccc"/>`];
     for (let k = 0; k <= 4; k++) {
       const v = (top * k) / 4;
-      parts.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(1)}</text>`);
+      parts.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${AttentionHead.fmt(v, 1)}</text>`);
       const s = Math.round((steps * k) / 4);
       parts.push(`<text x="${x(s)}" y="${T + plotH + 16}" text-anchor="middle" font-size="11">${s}</text>`);
     }
@@ -245,7 +245,8 @@
     LINES.forEach(([name, label, colour, dash], n) => {
       const l = lines[name];
       if (l.x.length) {
-        const pts = l.x.map((s, k) => `${x(s).toFixed(1)},${y(l.y[k]).toFixed(1)}`).join(' ');
+        const tenth = (v) => Math.round(v * 10) / 10; // an SVG coordinate, to a tenth of a pixel
+        const pts = l.x.map((s, k) => `${tenth(x(s))},${tenth(y(l.y[k]))}`).join(' ');
         parts.push(`<polyline data-line="${name}" points="${pts}" fill="none" stroke="${colour}" stroke-width="2" stroke-dasharray="${dash}"/>`);
       }
       const lx = beside ? W - R + 10 : L, ly = (beside ? T + 14 : T + plotH + B + 8) + 18 * n;
@@ -339,7 +340,7 @@
       const n = run.snapshots.length;
       const k = ((state.k % n) + n) % n;
       const i = ((state.i % run.probe.length) + run.probe.length) % run.probe.length;
-      const data = labViewData(run, k, i);
+      const data = labViewData(run, k, i, lab.switches);
       const labels = data.labels;
       if (reshape) {
         text.innerHTML = lab.described[state.run];

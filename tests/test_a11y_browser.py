@@ -241,13 +241,14 @@ def open_page(page, url: str):
 def further_tables() -> dict:
     """The further explorers' figures' tables on their defaults."""
     sat, cost = SaturationSettings(), CostSettings()
-    sources = {name: saturation_viewdata.view_data(sat.curve, sat.point)["curve"] for name in SERIES_COLUMNS}
-    sources["cost-figure"] = cost_viewdata.view_data(cost.cost, cost.gpu_gb)["lines"]
+    curve = saturation_viewdata.view_data(sat.curve, sat.point, sat.worked)["curve"]
+    sources = {name: curve for name in SERIES_COLUMNS}
+    sources["cost-figure"] = cost_viewdata.view_data(cost.cost, cost.gpu_gb, cost.tile)["lines"]
     return {name: series_table(sources[name], columns) for name, columns in SERIES_COLUMNS.items()}
 
 
 TAB_FIGURES = {
-    "Why ÷√d": ("saturation-spread", "saturation-weight", "saturation-entropy"),
+    "Why ÷√d": ("saturation-spread", "saturation-weight", "saturation-gradient", "saturation-entropy"),
     "Long-context cost": ("cost-figure",),
 }
 # No horizontal page scroll at 200 % zoom of a 1280 px window (WCAG 1.4.10).
@@ -507,7 +508,8 @@ def test_a11y_js_says_so_when_its_bokeh_hook_is_gone(page):
 
 # The further explorers' parts that must fit the window: their layouts, figures, controls and tables.
 FURTHER_PARTS = (
-    "saturation-explorer", "saturation-d", "saturation-spread", "saturation-weight", "saturation-entropy",
+    "saturation-explorer", "saturation-d", "saturation-spread", "saturation-weight", "saturation-gradient",
+    "saturation-entropy", "saturation-worked",
     *(f"saturation-{name}" for name, _, _ in saturation_page.NUMBER_BOXES),
     "cost-explorer", "cost-figure", "cost-readout", "cost-preset", "cost-T-slider", "cost-gpu",
     *(f"cost-{name}" for name, _, _ in cost_page.NUMBER_BOXES),

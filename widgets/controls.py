@@ -17,7 +17,7 @@ from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGr
 
 from core.notes import note
 from core.options import SWITCH, SWITCHES, Options
-from core.presets import PRESETS
+from core.presets import CUSTOM, PRESETS
 from widgets.style import short_label, text_panel
 from widgets.url_state import X_STEP
 
@@ -29,11 +29,6 @@ PER_ROW = 3  # beyond this a token's sliders wrap onto another row, so titles li
 # Labels longer than this (as the titles show them) get two sliders a row, so a title like "attenti…[0]: 0.20"
 # does not run into its neighbour's.
 THREE_A_ROW_UP_TO = 4
-
-
-# The mark static/explorer_page.js follow puts in the token sliders' box's tags once the page draws a
-# student's own moves (widgets/explorer.py then sends nothing of the figures for a drag).
-DRAWS_OWN_MOVES = "draws-own-moves"
 
 
 def set_changed(model, **props) -> None:
@@ -110,7 +105,6 @@ def query_options(labels) -> list[tuple[str, str]]:
 
 
 NORMALISER_LABELS = dict(zip(SWITCH["normaliser"].choices, SWITCH["normaliser"].choice_labels))
-CUSTOM = "custom"
 
 
 def preset_options() -> list[tuple[str, str]]:

@@ -99,12 +99,20 @@ def short_label(label: str, width: int = AXIS_LABEL_CHARS) -> str:
 
 def cell_text(text: str, font: float, width: float) -> str:
     """A cell's number as it fits a cell `width` px wide at `font` px: whole, or without its leading zero
-    (.85, -.52), or '' (the figure's table has it)."""
+    (.85, -.52), or without its trailing zeros too (1, .5), or '' (the figure's table has it)."""
     room = width - NUMBER_GAP
     if text_px(text, font) <= room:
         return text
     short = text.replace("0.", ".", 1) if text.startswith(("0.", "-0.")) else text
-    return short if short != text and text_px(short, font) <= room else ""
+    if "." in short and "e" not in short:
+        shorter = short.rstrip("0").rstrip(".")
+        shorter = shorter if shorter not in ("", "-") else "0"
+    else:
+        shorter = short
+    for candidate in (short, shorter):
+        if candidate != text and text_px(candidate, font) <= room:
+            return candidate
+    return ""
 
 
 def number_font(cell_w: float, cell_h: float) -> float:

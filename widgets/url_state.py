@@ -29,7 +29,7 @@ from urllib.parse import quote, unquote
 import numpy as np
 
 from core.options import SWITCHES
-from core.presets import PRESETS
+from core.presets import CUSTOM, PRESETS
 
 MATRICES = {"X": "X", "WQ": "W_Q", "WK": "W_K", "WV": "W_V"}
 TRUE, FALSE = {"1", "true", "on", "yes"}, {"0", "false", "off", "no"}
@@ -86,7 +86,7 @@ def _checked_float(text: str) -> float:
 def encode(state) -> dict[str, str]:
     """Every setting of a HeadState (or anything with the same attributes) as query parameters."""
     params = {
-        "preset": state.preset or "custom",
+        "preset": state.preset or CUSTOM,
         "tokens": ",".join(quote(t, safe="") for t in state.tokens),
         "query": state.tokens[state.query],
     }
@@ -127,7 +127,7 @@ def decode(params: dict) -> tuple[dict, list[str]]:
             raw[key] = None
 
     preset = raw.get("preset")
-    if preset and preset != "custom":
+    if preset and preset != CUSTOM:
         if preset in PRESETS:
             changes["preset"] = preset
         else:
