@@ -424,12 +424,17 @@
    * finger stays where it is), and the sliders pass under them. A slider that takes the keyboard's focus
    * under them is scrolled into the part below them. In the fragment's frame (app/fragment.py), which is as
    * tall as its content and so never scrolls itself, "visible" is what the embedding page shows of the
-   * frame, below any bar fixed to the top of that page. Wide pages (the figures beside the sliders) are left
+   * frame, below any bar fixed to the top of that page. Wider pages (the sliders beside a figure) are left
    * as they are. Returns a function that places the figures again (after a new shape's sliders).
    */
   function pinFigures(figures, sliders) {
     if (!window.Bokeh || !Bokeh.index) return () => {};
-    const NARROW = 700; // px: below this the figures stand above the sliders (static/page.css)
+    // the figures stand above the sliders (a narrow page) rather than beside them
+    const stacked = (figuresBottom, sliders) => sliders.top >= figuresBottom - 1;
+    const moved = (el) => {
+      const m = /translateY\((-?[\d.]+)px\)/.exec(el.style.transform);
+      return m ? Number(m[1]) : 0;
+    };
     const FOCUS_SCROLL_MS = 1000; // a scroll that ends this soon after a focus is the browser's, to show it
     const host = hostWindow();
     const els = () => figures.map((m) => Bokeh.index.find_one(m)).map((v) => (v ? v.el : null));
@@ -453,14 +458,13 @@
       const [a, b] = els();
       const list = box();
       if (!a || !b || !list || !a.isConnected) return;
-      const narrow = document.documentElement.clientWidth < NARROW;
       const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect(), rs = list.getBoundingClientRect();
-      const moved = (el) => { const m = /translateY\((-?[\d.]+)px\)/.exec(el.style.transform); return m ? Number(m[1]) : 0; };
       const top = ra.top - moved(a); // where the figures stand unmoved
       const height = rb.bottom - moved(b) - top;
       const vt = visibleTop();
-      // a slider below the figures once moved: follow; else stay put
-      const pinned = narrow && top < vt && rs.bottom > vt + height && rs.top < visibleBottom();
+      // the sliders below both figures, some of them below where the figures would stand: follow
+      const pinned = stacked(rb.bottom - moved(b), rs) && top < vt && rs.bottom > vt + height &&
+        rs.top < visibleBottom();
       offset = pinned ? vt - top : 0;
       // (written each time: BokehJS may lay a figure out anew, and its element's style with it)
       // white beside them and in the gap between them, so no slider shows through; a shade under the last
@@ -476,18 +480,22 @@
       }
     }
     // A slider that takes the keyboard's focus where the figures would cover it (the browser scrolls it just
-    // into view, often to the top or bottom edge) is scrolled to just below where they stand over the page.
+    // into view, often to the top or bottom edge) is scrolled to just below where they stand over the page;
+    // one below the screen, up into it (as far as the figures leave room).
     function uncover() {
       const [a, b] = els();
       const list = box();
-      if (!a || !b || !list || document.documentElement.clientWidth >= NARROW) return;
+      if (!a || !b || !list || !stacked(b.getBoundingClientRect().bottom - moved(b), list.getBoundingClientRect())) return;
       let el = document.activeElement;
       while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
       if (!el || el === document.body || !inside(el, list)) return;
       const slider = el.getRootNode().host || el; // the whole slider, its title too
       const height = b.getBoundingClientRect().bottom - a.getBoundingClientRect().top;
-      const below = visibleTop() + height + 4 - slider.getBoundingClientRect().top;
-      if (below > 0) host.scrollBy({ top: -below, behavior: 'instant' }); // (a theme may scroll smoothly)
+      const r = slider.getBoundingClientRect();
+      const under = visibleTop() + height + 4 - r.top; // > 0: covered by the figures over the page
+      const past = r.bottom + 4 - visibleBottom(); // > 0: below the screen
+      const by = under > 0 ? -under : past > 0 ? Math.min(past, -under) : 0;
+      if (by) host.scrollBy({ top: by, behavior: 'instant' }); // (a theme may scroll smoothly)
       place();
     }
     const soon = () => {

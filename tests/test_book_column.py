@@ -397,6 +397,18 @@ def test_many_tokens_on_a_phone(browser, tmp_path, artifacts):
     context.close()
 
 
+def fragment_on_preset(page, name: str):
+    """The fragment's frame, once its page shows the preset the chapter page's link names."""
+    page.wait_for_function(
+        "(name) => { const f = document.querySelector('.attention-head-embed iframe');"
+        " const B = f && f.contentWindow.Bokeh; if (!B || !B.documents.length) return false;"
+        " const p = B.documents[0].get_model_by_name('preset'); return p && p.value === name; }",
+        arg=name,
+        timeout=30000,
+    )
+    return next(f for f in page.frames if f != page.main_frame)
+
+
 def test_a_link_into_the_chapter_page_opens_that_head_in_the_fragment(site, browser):
     """The fragment's page runs in a srcdoc frame: it reads the chapter page's own #link and keeps it current,
     so the book can link to "exercise 1" inside its own page."""
@@ -404,13 +416,7 @@ def test_a_link_into_the_chapter_page_opens_that_head_in_the_fragment(site, brow
     page = context.new_page()
     blocked = local_only(context, site)
     page.goto(f"{site}/pasted/#preset=exercise-1")
-    page.wait_for_function(
-        "() => { const f = document.querySelector('.attention-head-embed iframe');"
-        " const B = f && f.contentWindow.Bokeh; if (!B || !B.documents.length) return false;"
-        " const p = B.documents[0].get_model_by_name('preset'); return p && p.value === 'exercise-1'; }",
-        timeout=30000,
-    )
-    frame = next(f for f in page.frames if f != page.main_frame)
+    frame = fragment_on_preset(page, "exercise-1")
     expected = PRESETS["exercise-1"].head().weights[3]
     row = frame.evaluate(
         "() => { const d = Bokeh.documents[0].get_model_by_name('weights-cells').data;"
@@ -466,13 +472,7 @@ def test_a_phone_reader_sees_what_they_drag_in_a_book_column(site, browser, arti
     page = context.new_page()
     blocked = local_only(context, site)
     page.goto(f"{site}/pasted/#preset=tired")
-    page.wait_for_function(
-        "() => { const f = document.querySelector('.attention-head-embed iframe');"
-        " const B = f && f.contentWindow.Bokeh; if (!B || !B.documents.length) return false;"
-        " const p = B.documents[0].get_model_by_name('preset'); return p && p.value === 'tired'; }",
-        timeout=30000,
-    )
-    frame = next(f for f in page.frames if f != page.main_frame)
+    frame = fragment_on_preset(page, "tired")
     frame.wait_for_function("() => HeadExplorerPage.pages[0].complete && Bokeh.documents[0]"
                             ".get_model_by_name('x-9-3') !== null")
     it = "x-7-0"

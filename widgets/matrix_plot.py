@@ -50,6 +50,8 @@ OUTLINE_COLOUR, OUTLINE_EDGE = "#f28e2b", "#000000"
 # the canvas edge, so a figure's frame is at least as wide as its titles need (widgets/figure_text.py
 # HEATMAPS least_width); a note under it (cells too small for numbers) is shorter than those.
 TITLE_FONT, SUBTITLE_FONT, NOTE_FONT = "13px", "12px", "11px"
+
+
 def titled(fig, title: str, subtitle: str = "") -> None:
     """Put a title, and a subtitle under it, above a figure (farther from the frame than its x axis)."""
     if subtitle:
