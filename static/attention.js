@@ -599,9 +599,9 @@
   const WIDEST_LABEL_PX = 120;
   const GAP = 1;
   const HEATMAPS = {
-    weights: { blocks: ['weights'], max_width: 260, max_height: 208, least_width: 190, fits_phone: true },
-    scores: { blocks: ['scores'], max_width: 260, max_height: 208, least_width: 150, fits_phone: true },
-    scaled: { blocks: ['scaled'], max_width: 260, max_height: 208, least_width: 130, fits_phone: true },
+    weights: { blocks: ['weights'], max_width: 260, max_height: 176, least_width: 190, fits_phone: true },
+    scores: { blocks: ['scores'], max_width: 260, max_height: 176, least_width: 150, fits_phone: true },
+    scaled: { blocks: ['scaled'], max_width: 260, max_height: 176, least_width: 130, fits_phone: true },
     qkv: { blocks: ['Q', 'K', 'V'], max_width: 770, max_height: 220, least_width: 240, fits_phone: false },
   };
   const NO_NUMBERS = 'Colours only: the numbers are in “… as a table”.';

@@ -66,9 +66,9 @@ class Heatmap(NamedTuple):
 
 GAP = 1  # empty columns between two matrices in one figure
 HEATMAPS = {
-    "weights": Heatmap(("weights",), 260, 208, 190, True),
-    "scores": Heatmap(("scores",), 260, 208, 150, True),
-    "scaled": Heatmap(("scaled",), 260, 208, 130, True),
+    "weights": Heatmap(("weights",), 260, 176, 190, True),
+    "scores": Heatmap(("scores",), 260, 176, 150, True),
+    "scaled": Heatmap(("scaled",), 260, 176, 130, True),
     "qkv": Heatmap(("Q", "K", "V"), 770, 220, 240, False),
 }
 NO_NUMBERS = "Colours only: the numbers are in “… as a table”."  # under a heatmap too small for them
