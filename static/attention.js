@@ -482,10 +482,12 @@
       },
       layout,
     };
-    // a figure with numbers says so when some are left out (widgets/viewdata.py heatmaps)
+    // a figure with numbers says so when some are left out (widgets/viewdata.py heatmaps; the layouts are
+    // shared: a copy that says it)
+    out.layout = Object.assign({}, layout);
     for (const [figure, spec] of Object.entries(HEATMAPS)) {
       if (layout[figure].font && spec.blocks.some((b) => out.cells[b].text.some((t) => !t))) {
-        layout[figure].note = SOME_NUMBERS;
+        out.layout[figure] = Object.assign({}, layout[figure], { note: SOME_NUMBERS });
       }
     }
     return out;
@@ -651,7 +653,20 @@
     return [kept.map(([p]) => p), kept.map(([, t]) => t)];
   }
 
+  // A move keeps the labels and d: the layouts are made once for them (read them only), as in Python.
+  const layoutsMade = new Map();
   function heatmapLayouts(labels, d) {
+    const key = JSON.stringify([labels, d]);
+    let made = layoutsMade.get(key);
+    if (made === undefined) {
+      made = makeHeatmapLayouts(labels, d);
+      layoutsMade.set(key, made);
+      if (layoutsMade.size > 32) layoutsMade.delete(layoutsMade.keys().next().value);
+    }
+    return made;
+  }
+
+  function makeHeatmapLayouts(labels, d) {
     labels = labels.map(String);
     const rows = labels.map((t, k) => [k, shortLabel(t)]);
     const labelPx = maxOf(rows.map(([, t]) => textPx(t, AXIS_FONT)));
