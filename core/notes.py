@@ -23,7 +23,7 @@ import numpy as np
 from core.attention import Head, attend
 from core.cost import CHAPTER_GPU_MEMORY_GB, GPU_PARTS_GB, LongContextCost, human_bytes, sci
 from core.presets import CHAPTER
-from core.saturation import SaturationPoint, saturation_point
+from core.saturation import DEFAULT_T, STUCK, ManyRows, SaturationPoint, many_rows
 from core.trace import fmt, fmt_vector
 
 # The slider step the "top-1" note walks a component of the query token by.
@@ -517,13 +517,14 @@ def switch_notes(head: Head | None = None, labels=None, query: str | None = None
 
     flipped = variant(head, scaling=not head.scaling)
     on, off = (head, flipped) if head.scaling else (flipped, head)
-    sat = saturation_point(SATURATION_D)
+    many = many_rows(SATURATION_D, DEFAULT_T)
     notes["scaling"] = (
         f"scores keep their full spread, so rows sharpen: at d = {head.d} only a little ('{me}' on '{top}' "
         f"{fmt(on.weights[i, j])} → {fmt(off.weights[i, j])}); at d = {SATURATION_D} a lot "
-        f"(the 'Why ÷√d' tab: the largest of {sat.T} weights averages "
-        f"{fmt(sat.max_weight_raw)} without the division, "
-        f"{fmt(sat.max_weight_scaled)} with it)."
+        f"(the 'Why ÷√d' tab: over {many.rows:,} random rows of {many.T} keys the largest weight averages "
+        f"{fmt(many.max_weight_raw[0])} without the division, "
+        f"{fmt(many.max_weight_scaled[0])} with it, and {percent(many.stuck_raw)} of the rows pass almost "
+        "no gradient back)."
     )
 
     unmasked = variant(head, causal=False)
@@ -600,12 +601,23 @@ def gpu_note(cost: LongContextCost) -> str:
     )
 
 
-def saturation_note(point: SaturationPoint) -> str:
-    """At d = 128, the chapter's "one-hot" against what the tab measures ("" at other widths)."""
+def percent(share: float) -> str:
+    """A share of rows as the notes write it: 0.297 → '30%'."""
+    return f"{100 * share:.0f}%"
+
+
+def saturation_note(point: SaturationPoint, many: ManyRows | None = None) -> str:
+    """At d = 128, the chapter's "one-hot" against the mean over many random rows, with their spread
+    ("" at other widths); `many` is many_rows(128, 64) unless given."""
     if point.d != SATURATION_D:
         return ""
+    m = many or many_rows(SATURATION_D, DEFAULT_T)
+    mean, spread = m.max_weight_raw
     return (
-        f"The chapter calls the softmax of unscaled scores at d = 128 one-hot; here, at d = {point.d} over "
-        f"{point.T} keys, its largest weight averages {fmt(point.max_weight_raw)}: "
-        + ("nearly all of it on one key." if point.max_weight_raw >= 0.75 else "not one-hot yet.")
+        f"The chapter calls the softmax of unscaled scores at d = {SATURATION_D} one-hot. Over {m.rows:,} "
+        f"random rows of {m.T} keys its largest weight averages {fmt(mean)}, and rows spread "
+        f"± {fmt(spread)} about that: "
+        + ("nearly all of it on one key, but not one-hot" if mean >= 0.75 else "not one-hot yet")
+        + f"; {percent(m.stuck_raw)} of those rows pass back a gradient smaller than {STUCK:g} "
+        f"({percent(m.stuck_scaled)} with ÷√d)."
     )

@@ -25,6 +25,25 @@
   const { AttentionError, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER } = AttentionHead;
   const { reprFloat: floatRepr, general: formatG } = AttentionHead.PyFormat;
 
+  // How far a value may lie from its slider's grid, in steps, and still be written as that grid point
+  // (widgets/url_state.py STEP_NOISE; tests/test_actions.py holds the two equal).
+  const STEP_NOISE = 1e-6;
+
+  /** widgets.url_state.number: the shortest text that reads back as x, without a trailing ".0"; given a
+   * slider's step, a value within float noise of the step's grid as that grid point (0.45, not
+   * 0.4500000000000002). Also what a slider tells assistive technology (static/a11y.js). */
+  function numberAtStep(x, step) {
+    if (step) {
+      const t = floatRepr(step);
+      const places = t.endsWith('.0') || t.indexOf('e') >= 0 ? 0 : t.split('.')[1].length;
+      const snapped = Number(x.toFixed(places));
+      if (Math.abs(snapped - x) <= STEP_NOISE * step) x = snapped + 0; // (no "-0")
+    }
+    const text = floatRepr(x);
+    return text.endsWith('.0') ? text.slice(0, -2) : text;
+  }
+
+
   const chars = (s) => Array.from(String(s));
   const stripPy = (s) => String(s).replace(/^[\s\u001c-\u001f]+|[\s\u001c-\u001f]+$/g, '');
 
@@ -421,13 +440,8 @@
       return Object.assign({}, state, { message: problems.join('; ') });
     }
 
-    /** widgets.url_state.number: repr without a trailing ".0". */
-    function linkNumber(x) {
-      const t = floatRepr(x);
-      return t.endsWith('.0') ? t.slice(0, -2) : t;
-    }
-
-    const encodeMatrix = (M) => M.map((row) => row.map(linkNumber).join(',')).join(';');
+    const linkNumber = numberAtStep;
+    const encodeMatrix = (M, step) => M.map((row) => row.map((x) => linkNumber(x, step)).join(',')).join(';');
 
     /** widgets.url_state.encode: every setting as link parameters, in the same order. */
     function encodeLink(state) {
@@ -438,10 +452,12 @@
       };
       for (const s of SWITCHES) {
         const v = state[s.name];
-        params[s.url_key] = s.kind === 'toggle' ? (v ? '1' : '0') : s.kind === 'choice' ? v : linkNumber(v);
+        const step = s.slider ? s.slider[2] : null;
+        params[s.url_key] = s.kind === 'toggle' ? (v ? '1' : '0') : s.kind === 'choice' ? v : linkNumber(v, step);
       }
       params.dims = state.dims.join(',');
-      for (const [key, name] of Object.entries(MATRICES)) params[key] = encodeMatrix(state[name]);
+      // X is set by the token sliders, the W entries are typed
+      for (const [key, name] of Object.entries(MATRICES)) params[key] = encodeMatrix(state[name], name === 'X' ? L.x_step : null);
       return params;
     }
 
@@ -527,5 +543,5 @@
     };
   }
 
-  return { make };
+  return { make, floatRepr, formatG, pyRepr, numberAtStep };
 });

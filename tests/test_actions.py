@@ -14,6 +14,7 @@ writes numbers as Python does, exact ties included, so the draws include values 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from tests.node_batch import NODE, decode_hook
 from tests.test_parity import mismatches
 from widgets.logic_config import logic_config
 from widgets.state import HeadState
+from widgets.url_state import STEP_NOISE, encode
 from widgets.viewdata import view_data
 
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so the JS logic cannot be run")
@@ -224,7 +226,7 @@ def python_run(actions: list[dict]) -> tuple[list[dict], list[dict]]:
         # A refused action leaves every input as it was: its view is the one before (sent as None).
         view = None if inputs == before else view_data(s.head, s.query, s.labels, s.dims)
         before = inputs
-        seen.append({"state": state, "view": canonical(view)})
+        seen.append({"state": state, "view": canonical(view), "link": encode(s)})
     return done, seen
 
 
@@ -282,6 +284,7 @@ def test_python_and_javascript_take_every_action_sequence_to_the_same_page():
         for step, (a, py, got) in enumerate(zip(done, seen, js_seen)):
             where = f"sequence {k} step {step} {a!r}"
             assert "error" not in got, f"{where}: JS threw {got['error']}"
+            assert py["link"] == got["link"], f"{where}: links differ"
             if py["state"] != got["state"] or py["view"] != got["view"]:  # else equal, bit for bit
                 found = mismatches(sorted_keys(py["state"]), sorted_keys(got["state"]), f"{where} state")
                 found += mismatches(py["view"], got["view"], f"{where} view")
@@ -339,3 +342,26 @@ def test_a_link_that_matches_its_preset_keeps_the_presets_name_in_both_runtimes(
     (js,) = run_node([done])
     assert seen[-1]["state"]["preset"] == js[-1]["state"]["preset"] == "tired"
     assert js[-1]["state"]["message"] == seen[-1]["state"]["message"] != ""
+
+
+def test_links_write_a_sliders_value_at_its_step_in_both_runtimes():
+    """Issue 26: a slider that adds steps lands a few roundings off them; a link writes the grid point
+    (0.45, not 0.4500000000000002), and only within float noise of it (0.454 stays 0.454)."""
+    noisy = 0.1 * 3 + 0.15  # 0.45000000000000007
+    assert noisy != 0.45
+    actions = [
+        {"do": "x", "token": 3, "component": 0, "value": noisy},
+        {"do": "x", "token": 2, "component": 1, "value": 0.454},
+        {"do": "x", "token": 1, "component": 2, "value": -(0.1 + 0.2)},
+        {"do": "x", "token": 0, "component": 0, "value": -1e-17},
+        {"do": "option", "name": "temperature", "value": 0.1 * 3},
+    ]
+    done, seen = python_run(actions)
+    (js,) = run_node([done])
+    link = seen[-1]["link"]
+    assert js[-1]["link"] == link
+    rows = [row.split(",") for row in link["X"].split(";")]
+    assert (rows[3][0], rows[2][1], rows[1][2], rows[0][0]) == ("0.45", "0.454", "-0.3", "0")
+    assert link["temp"] == "0.3"
+    declared = re.search(r"const STEP_NOISE = ([0-9.e-]+);", (ROOT / "static" / "explorer.js").read_text())
+    assert declared and float(declared.group(1)) == STEP_NOISE

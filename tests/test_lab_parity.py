@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.lab.encoding import unf16
 from core.trace import trace
-from core.train import unf16
 from widgets.lab_data import has_head, head_at, lab_payload, load_lab, token_labels
 from widgets.viewdata import checks_html, steps_html
 

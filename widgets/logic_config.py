@@ -39,6 +39,7 @@ def logic_config(start: HeadState | None = None, presets: dict[str, Preset] | No
             "max_width": MAX_WIDTH,
             "max_label": MAX_LABEL,
             "max_param": url_state.MAX_PARAM,
+            "x_step": url_state.X_STEP,
         },
         "presets": {name: preset_json(p) for name, p in presets.items()},
         "custom": CUSTOM,
