@@ -29,6 +29,7 @@ from pathlib import Path
 from bokeh.embed import json_item
 from bokeh.models import CustomJS, Div, InlineStyleSheet
 
+from app.packing import UNPACK_JS, pack
 from widgets import cost_viewdata, saturation_viewdata
 from widgets.a11y import figures_source
 from widgets.cost_page import T_STOPS, CostPage
@@ -43,7 +44,7 @@ from widgets.style import text_panel
 STATIC = Path(__file__).resolve().parents[1] / "static"
 # Loaded in this order: the ports need PyFormat (static/pyformat.js, loaded with the head's scripts by
 # app/export.py head_scripts) and InputChecks, the binding needs the ports.
-SCRIPTS = ("checks.js", "cost.js", "saturation.js", "explorer_tabs.js")
+SCRIPTS = ("checks.js", "cost.js", "saturation.js", UNPACK_JS, "explorer_tabs.js")
 AREA = ("more", TAB_TITLE)
 
 
@@ -163,8 +164,9 @@ def explorer_tabs() -> ExplorerTabs:
     for page in (saturation, cost):
         page.layout.tags = [figures_source()]
     items = {
-        "saturation": json.dumps(json_item(saturation.layout)),
-        "cost": json.dumps(json_item(cost.layout)),
+        # packed (app/packing.py): read only when a tab first opens, and a tenth of the size as JSON
+        "saturation": pack(json.dumps(json_item(saturation.layout))),
+        "cost": pack(json.dumps(json_item(cost.layout))),
     }
     body = tabs_html(
         [

@@ -148,8 +148,8 @@
   // --- the tab strip (app/export_explorers.py tabs_html) ------------------------------------
 
   /**
-   * Show the tab of `button`; the first time a page's tab opens, embed its Bokeh document (JSON
-   * in ExplorerTabs.items).  Works inside the Div's shadow root, and for several pages at once.
+   * Show the tab of `button`; the first time a page's tab opens, embed its Bokeh document (packed
+   * JSON in ExplorerTabs.items, static/unpack.js).  Works inside the Div's shadow root, and for several pages at once.
    */
   function open(button) {
     const root = button.getRootNode();
@@ -163,7 +163,10 @@
     const item = window.ExplorerTabs.items[name];
     if (target && item && !target.dataset.embedded) {
       target.dataset.embedded = 'yes';
-      Bokeh.embed.embed_item(JSON.parse(item), target).catch((err) => console.error(err));
+      // packed by app/packing.py: unpacked only now, when the reader first opens the tab
+      Unpack.json(item)
+        .then((doc) => Bokeh.embed.embed_item(doc, target))
+        .catch((err) => console.error(err));
     }
   }
 
