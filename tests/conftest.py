@@ -38,7 +38,8 @@ CHROMIUM_FLAGS = [
 
 # Moves the slider `name` once and counts the <style> elements rewritten meanwhile, in the page and in
 # every shadow root: with the same text they already held ("unchanged") or with new text ("changed").
-# static/bokeh_patch.js exists to keep "unchanged" at 0 (each such write costs a style recalculation).
+# static/bokeh_seam.js (styleSheets) exists to keep "unchanged" at 0 (each such write costs a style
+# recalculation).
 STYLE_WRITES_DURING_A_MOVE = """async (name) => {
   const roots = [document];
   const walk = (root) => root.querySelectorAll("*").forEach((el) => {

@@ -26,7 +26,7 @@ from widgets.viewdata import view_data
 AXE_JS = ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js"
 FIGURES = ("weights", "blend", "scores", "scaled", "qkv")
 READY = (
-    "() => window.A11y && A11y.hooked && window.Bokeh && Bokeh.documents.length > 0"
+    "() => window.A11y && A11y.following && window.Bokeh && Bokeh.documents.length > 0"
     " && document.querySelectorAll('details.figure-table').length >= 5"
 )
 # Every element the Tab key should stop at, in the order of the DOM with shadow roots walked where they
@@ -233,8 +233,6 @@ def open_page(page, url: str):
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(url)
     page.wait_for_function(READY, timeout=60_000)
-    hook = "Bokeh.require('core/dom_view').DOMView.prototype.r_after_render"
-    assert page.evaluate(f"() => {hook}.a11y === true")  # static/a11y.js's hook is in place
     return errors
 
 
@@ -480,17 +478,6 @@ def test_export_renames_sliders_for_a_preset_with_other_tokens(page, export_url)
     # the editor's new W grids follow the figures (at once when in sight, else within ~200 ms)
     page.get_by_role("textbox", name="W_Q row 3 column 1", exact=True).wait_for(timeout=10_000)
     assert errors == []
-
-
-def test_a11y_js_says_so_when_its_bokeh_hook_is_gone(page):
-    """A BokehJS without DOMView.r_after_render: nothing would be named, so the page's console says why."""
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.set_content("<html><head><title>t</title></head><body></body></html>")
-    page.evaluate("() => { window.Bokeh = {require: () => ({}), index: {}}; }")
-    page.add_script_tag(path=str(ROOT / "static" / "a11y.js"))
-    assert page.evaluate("() => A11y.hooked") is False
-    assert any("a11y.js: this BokehJS has no DOMView.r_after_render" in e for e in errors), errors
 
 
 # The further explorers' parts that must fit the window: their layouts, figures, controls and tables.

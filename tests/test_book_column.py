@@ -359,12 +359,13 @@ def test_alone_at_phone_tablet_and_desktop_widths(browser, artifacts, request, k
 
 
 def test_fragment_carries_the_page_intact():
-    """The page travels as a string inside a <script>: nothing in it can end that script early, and it
-    arrives unchanged (plus the script that reports its height)."""
+    """The page travels as a JSON string inside a <script>: nothing in it can end that script early, and
+    it arrives unchanged (plus the script that reports its height)."""
     page = '<html><body><script>let a = "</script>"; // <!-- <script></script></script>\n</body></html>'
     block = fragment_html(page)
-    script = block[block.index("<script>") + len("<script>"):block.rindex("</script>")]
-    assert "</script" not in script.lower() and "<!--" not in script
+    start = block.index('<script type="application/json"')
+    script = block[block.index(">", start) + 1 : block.index("</script>", start)]  # up to its first end
+    assert script.startswith('"<html>') and script.endswith('<\\/html>"') and "<!--" not in script
     assert page_in(block) == with_height_reports(page)
     assert page_in(block).startswith(page[: page.index("</body>")])
 

@@ -175,7 +175,8 @@ def test_page_is_laid_out_in_separate_roots(exported, context, page):
     # the lower roots are read in idle moments after the first part (app/export.py LATER): wait for them
     page.wait_for_function("() => HeadExplorerPage.pages[0] && HeadExplorerPage.pages[0].complete")
     names = page.evaluate("() => Bokeh.documents[0].roots().map(r => r.name)")
-    assert sorted(names) == sorted([*ROOTS, "more"])  # "more": app/export_explorers.py
+    # "more": app/export_explorers.py; "a11y-names": the controls' names, a model of its own (no view)
+    assert sorted(names) == sorted([*ROOTS, "more", "a11y-names"])
     box = {name: page.locator(f"section.area-{name}").bounding_box() for name, _, _ in AREAS}
     assert all(b and b["width"] > 0 and b["height"] > 0 for b in box.values()), box
     assert box["top"]["x"] >= box["controls"]["x"] + box["controls"]["width"] - 1
@@ -187,7 +188,7 @@ def test_page_is_laid_out_in_separate_roots(exported, context, page):
 
 
 def test_a_move_rewrites_no_style_sheet_with_its_own_text(exported, context, page):
-    """The export carries static/bokeh_patch.js too (see tests/test_served_app.py)."""
+    """The export carries static/bokeh_seam.js too (see tests/test_served_app.py)."""
     net = open_page(context, page, (exported / "head.html").as_uri())
     for _ in range(3):
         counts = page.evaluate(STYLE_WRITES_DURING_A_MOVE, "x-3-0")

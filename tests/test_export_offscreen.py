@@ -84,8 +84,8 @@ def _moved(state: HeadState, v: float):
 
 
 def test_css_variable_reads_are_kept_for_the_task(short_page):
-    """static/bokeh_patch.js's second fix is in force: a figure's visuals read each CSS variable once a
-    task. Fails if a Bokeh upgrade renames what it patches."""
+    """static/bokeh_seam.js's second fix (cssReads) is in force: a figure's visuals read each CSS variable
+    once a task. Fails if a Bokeh upgrade renames what it patches."""
     reads = short_page.evaluate(
         """() => {
           const proto = Bokeh.require('core/visuals/visual').VisualProperties.prototype;

@@ -3,7 +3,7 @@
 README's notebook cell (`pn.extension(inline=True)`, then `HeadExplorer()`) in JupyterLab, started
 headless on a free local port with a token, driven by Chromium with every request that does not go to
 that JupyterLab aborted (as on a laptop with no internet): the cells run, the explorer is drawn,
-static/bokeh_patch.js is in force there too, and a keyboard move on a slider gives the core's weights.
+static/bokeh_seam.js is in force there too, and a keyboard move on a slider gives the core's weights.
 Executing the notebook without a browser (tests/test_embed.py) passes even when nothing is drawn.
 """
 

@@ -234,7 +234,7 @@ def test_a_burst_gets_its_last_value_answered_and_the_overtaken_ones_dropped(ser
     assert value == pytest.approx(BURST[-1], abs=1e-12)
 
 
-# static/send_latest.js: every slider value this page sends to the server, as the server reads it.
+# static/bokeh_seam.js sendLatest: every slider value this page sends to the server, as the server reads it.
 JS_RECORD_SENDS = """() => {
     const conn = Bokeh.require('client/connection').ClientConnection.prototype;
     const id = Bokeh.documents[0].get_model_by_name('x-3-0').id;
@@ -254,8 +254,8 @@ JS_RECORD_SENDS = """() => {
 
 
 def test_a_burst_keeps_one_value_in_flight(server_drawn):
-    """static/send_latest.js: while the server has not answered the page's last patch, newer values of a
-    control are held and only the newest is sent when the answer comes: a burst of 100 sends the first
+    """static/bokeh_seam.js sendLatest: while the server has not answered the page's last patch, newer values
+    of a control are held and only the newest is sent when the answer comes: a burst of 100 sends the first
     value and then the last, nothing in between."""
     server_drawn.evaluate(JS_RECORD_SENDS)
     server_drawn.evaluate(JS_RECORD_ROWS)
@@ -302,7 +302,7 @@ def test_a_drag_on_a_slow_connection_ends_on_its_last_value(server_drawn):
 
 
 def test_a_move_rewrites_no_style_sheet_with_its_own_text(explorer):
-    """static/bokeh_patch.js is in the page and works: BokehJS 3.9 rewrote ~45 unchanged <style>
+    """static/bokeh_seam.js is in the page and works: BokehJS 3.9 rewrote ~45 unchanged <style>
     elements a move (each a style recalculation). Fails if a Bokeh upgrade renames what it patches."""
     for _ in range(3):
         counts = explorer.evaluate(STYLE_WRITES_DURING_A_MOVE, "x-3-0")
