@@ -456,7 +456,7 @@
     });
     const mark = tabPattern(wrapper, strip, `a11y-${view.model.id}`);
     const m = marked(view);
-    m.markTabs = () => { headerFirst(view); mark(); };
+    m.markTabs = () => { headerFirst(view, wrapper.parentElement); mark(); };
     m.markTabs();
     watch(view, view.model, "active", () => requestAnimationFrame(() => m.markTabs()));
     watch(view, view.model, "tabs", () => requestAnimationFrame(() => m.markTabs()));
@@ -464,8 +464,8 @@
 
   // BokehJS puts the tab strip after the panels in the DOM (CSS grid draws it above them), so the Tab key
   // would reach a panel's controls before the tabs: the strip is moved before them.
-  function headerFirst(view) {
-    const header = view.header_el, panels = new Set((view.child_views || []).map((child) => child.el));
+  function headerFirst(view, header) {
+    const panels = new Set((view.child_views || []).map((child) => child.el));
     if (!header || !header.parentNode) return;
     const first = Array.from(header.parentNode.children).find((el) => el === header || panels.has(el));
     if (first !== header) header.parentNode.insertBefore(header, first);

@@ -184,7 +184,7 @@
 
   // --- the patches (see the list at the top) -------------------------------------------------------------
 
-  const PATCHES = [
+  const PATCHES = [ // (in the order of the list at the top)
     ["styleSheets", skipUnchangedStyleSheets],
     ["cssReads", cacheCssReadsPerTask],
     ["colorBarImages", keepColorBarImages],
@@ -192,8 +192,8 @@
     ["emptyRects", skipEmptyRects],
     ["sliderLayers", slidersWithoutOwnLayers],
     ["glyphCopies", glyphCopiesWhenNeeded],
-    ["baseFontSize", baseFontSizePerTask],
     ["axisPictures", () => keepAxisPictures() && keepAxisLabelExtents()],
+    ["baseFontSize", baseFontSizePerTask],
     ["mapperMetrics", mapperMetricsWhenChanged],
     ["textSizes", keepTextSizes],
     ["sliderTitles", sliderTitlesInPlace],

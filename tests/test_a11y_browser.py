@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from app.export import export
 from core.presets import CHAPTER, PRESETS
-from tests.conftest import ROOT, serve
+from tests.conftest import CONSOLE_PROBLEMS, ROOT, serve
 from widgets import cost_page, cost_viewdata, saturation_page, saturation_viewdata
 from widgets.a11y import SERIES_COLUMNS, figure_tables, series_table
 from widgets.cost_state import CostSettings
@@ -228,7 +228,7 @@ def export_url(tmp_path_factory):
 
 def open_page(page, url: str):
     errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(url)

@@ -27,7 +27,7 @@ import pytest
 from app.export import export
 from app.fragment import fragment_html, page_in, with_height_reports
 from core.presets import PRESETS
-from tests.conftest import free_port, serve
+from tests.conftest import CONSOLE_PROBLEMS, free_port, serve
 from tests.old_bokehjs import VERSION as OLD_VERSION
 from tests.old_bokehjs import old_bokehjs
 from widgets.state import HeadState
@@ -243,7 +243,7 @@ def test_fragment_beside_an_older_bokehjs(site, browser, artifacts, where):
     blocked = local_only(context, site)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.goto(f"{site}/{where}/")
     frame = explorer_frame(page)
     page.wait_for_function("() => window.oldFigureShown === 1", timeout=20000)

@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 from app.export import AREAS, ATTENTION_JS, MAX_BYTES, export, main
 from app.fragment import page_in
 from core.trace import fmt_vector, trace
-from tests.conftest import STYLE_WRITES_DURING_A_MOVE
+from tests.conftest import CONSOLE_PROBLEMS, STYLE_WRITES_DURING_A_MOVE
 from widgets.controls import preset_note, slider_label
 from widgets.intermediates import as_csv, as_json
 from widgets.matrix_plot import side_by_side
@@ -57,7 +57,7 @@ def exported(tmp_path_factory):
 
 
 class Offline:
-    """Blocks and counts every request that does not come from a file; records console errors."""
+    """Blocks and counts every request that does not come from a file; records console errors and warnings."""
 
     def __init__(self, context, page):
         self.blocked: list[str] = []
@@ -66,7 +66,7 @@ class Offline:
         self.dialogs: list[str] = []
         context.route("**/*", self._route)
         page.on("request", lambda r: self.requests.append(r.url))
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("console", lambda m: self.errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         page.on("dialog", self._dialog)
 
@@ -187,6 +187,7 @@ def test_page_is_laid_out_in_separate_roots(exported, context, page):
     net.check()
 
 
+@pytest.mark.seam
 def test_a_move_rewrites_no_style_sheet_with_its_own_text(exported, context, page):
     """The export carries static/bokeh_seam.js too (see tests/test_served_app.py)."""
     net = open_page(context, page, (exported / "head.html").as_uri())

@@ -31,6 +31,7 @@ def exported(tmp_path_factory):
     return export(tmp_path_factory.mktemp("export") / "head.html")
 
 
+@pytest.mark.seam
 def test_roots_added_later_come_on_their_own_and_keep_a_move_made_before(exported, context, page):
     page.add_init_script(HOLD_IDLE)
     net = open_page(context, page, exported.as_uri())
@@ -88,6 +89,7 @@ def test_a_new_shapes_sliders_follow_the_figures(exported, context, page):
     net.check()
 
 
+@pytest.mark.seam
 def test_the_first_part_is_made_and_bound_while_the_rest_of_the_page_is_parsed(exported, context, page):
     """The embed runs where its script is, not at DOMContentLoaded (static/export_embed.js, after the
     roots), with static/bokeh_seam.js installed first (it comes after BokehJS, so at once), and binds as
