@@ -98,7 +98,12 @@
       }
     }
 
+    // Hidden numbers read an empty source (widgets/matrix_plot.py no_numbers): the one Python made, when the
+    // page started with them hidden, else one made here.
     function showNumbers(plot, show) {
+      if (!show && !plot.no_numbers) {
+        plot.no_numbers = new plot.source.constructor({ data: { x: [], y: [], text: [], value: [] } });
+      }
       put(plot.numbers, { visible: show, data_source: show ? plot.source : plot.no_numbers });
       put(plot.cells_glyph, { line_color: show ? V.cell_outline : null });
     }

@@ -254,9 +254,6 @@ class MatrixPlot:
                 text_color={"field": "value", "transform": self.ink},
             ),
         )
-        # Kept in the document while the numbers are shown, so the export's page can switch to it (a model
-        # no other model refers to is not in the document, and BokehJS would get null).
-        self.numbers.tags = [self.no_numbers]
         if outline is not None:
             for colour, line_width in ((OUTLINE_EDGE, 5), (OUTLINE_COLOUR, 3)):
                 draw(
