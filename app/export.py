@@ -56,6 +56,7 @@ from widgets.state import HeadState
 from widgets.style import text_panel, wrapping_row
 
 ROOT = Path(__file__).resolve().parents[1]
+PYFORMAT_JS = ROOT / "static" / "pyformat.js"
 ATTENTION_JS = ROOT / "static" / "attention.js"
 EXPLORER_JS = ROOT / "static" / "explorer.js"
 EXPLORER_PAGE_JS = ROOT / "static" / "explorer_page.js"
@@ -63,7 +64,6 @@ BOKEH_SEAM_JS = ROOT / "static" / "bokeh_seam.js"
 EXPORT_EMBED_JS = ROOT / "static" / "export_embed.js"
 A11Y_JS = ROOT / "static" / "a11y.js"
 A11Y_CSS = ROOT / "static" / "a11y.css"
-EXPORT_CSS = ROOT / "static" / "export.css"
 PAGE_CSS = ROOT / "static" / "page.css"
 MAX_BYTES = 2_500_000
 
@@ -93,8 +93,6 @@ LATER = ("controls", "editor-area", "bottom", "more")
 # static/export_embed.js hands to HeadExplorerPage.embed, the document's first roots, the roots in LATER.
 EMBED_CONFIG, EMBED_DOCUMENT, EMBED_LATER = "head-embed", "head-document", "head-document-later"
 
-
-CSS = ""  # extra rules for the export only, with static/export.css if there is one
 
 # The embed script closes <main>, so the training lab (inserted after </main>, app/export_lab.py) is
 # parsed and drawn after the head's first views are made: with the lab's DOM already in the page, every
@@ -269,15 +267,13 @@ RESOURCES = BokehOnlyInline(mode="inline")
 
 
 def head_scripts() -> str:
-    """The <style> and <script> blocks that come after BokehJS and before the Bokeh document: the seam to
-    BokehJS's internals (installed at once: BokehJS is there), the core's port, the explorer's logic, its
-    binding, static/a11y.js (control names, the figures' tables, focus rings; before the binding's first
-    change of shape, which renames the controls) and which figures get tables."""
-    css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
-    style = [f"<style>{css}</style>"] if css.strip() else []
-    paths = BOKEH_SEAM_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
+    """The <script> blocks that come after BokehJS and before the Bokeh document: the seam to BokehJS's
+    internals (installed at once: BokehJS is there), the page's number formatter, the core's port, the
+    explorer's logic, its binding, static/a11y.js (control names, the figures' tables, focus rings; before
+    the binding's first change of shape, which renames the controls) and which figures get tables."""
+    paths = BOKEH_SEAM_JS, PYFORMAT_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
     figures = json_script(figures_declared(), id=FIGURES_SCRIPT)
-    return "\n".join([*style, figures, *map(script_element, _read(*paths))])
+    return "\n".join([figures, *map(script_element, _read(*paths))])
 
 
 def after_scripts(extra: list[str] | tuple[str, ...] = ()) -> str:

@@ -36,6 +36,8 @@ TEMPLATE = (
     + """</style><script>"""
     + (ROOT / "static" / "bokeh_seam.js").read_text()  # the one seam to BokehJS's internals
     + """</script><script>"""
+    + (ROOT / "static" / "pyformat.js").read_text()  # the page's one number formatter and HTML escaper
+    + "</script><script>"
     + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
     + "</script><script>"
     + (ROOT / "static" / "explorer.js").read_text()  # the page draws a student's own moves: follow_in_browser

@@ -77,8 +77,9 @@
 //
 // And what the page's own scripts ask of it (each answers null or false when the seam is off, and the
 // script then takes BokehJS's public way):
-// * documentFromJson / readRoot / viewsMadeFor: the export's first part is made before its other roots
-//   are read (static/explorer_page.js embed; else Bokeh.embed.embed_items makes the whole page at once);
+// * documentFromJson / readRoot / holdIdle: the export's first part is made before its other roots are
+//   read, the document called idle only once they are (static/explorer_page.js embed; else
+//   Bokeh.embed.embed_items makes the whole page at once);
 // * writeDivText: a Div's new text written into the element its view shows, without rendering the view
 //   anew (the steps panel; else the model's text is set);
 // * ndarray: an image's array, for a heatmap painted as one picture (static/matrix_picture.js; else the
@@ -756,6 +757,20 @@
     const Deserializer = require("core/serialization/deserializer").Deserializer;
     const root = new Deserializer(doc.resolver, new Map(doc._all_models)).decode(json);
     return { root, models: new Map([...root.references()].map((model) => [model.id, model])) };
+  };
+
+  /** Holds `doc`'s reports that a root's views are drawn (Document.notify_idle) until `release()`, which
+   * gives them: BokehJS calls a document idle once each root has reported, and ignores reports after. */
+  seam.holdIdle = function holdIdle(doc) {
+    if (!on() || typeof doc.notify_idle !== "function") return { release() {} };
+    const held = [];
+    doc.notify_idle = (model) => { held.push(model); }; // on this document only, until release
+    return {
+      release() {
+        delete doc.notify_idle; // the Document's own again
+        for (const model of held.splice(0)) doc.notify_idle(model);
+      },
+    };
   };
 
   // Div model → its view, for writeDivText (looking a view up walks every view on the page)

@@ -6,8 +6,9 @@
  * whose number depends on the shape, are made anew (from the classes of the ones Python made).
  *
  * app/export.py writes the page's document and one JSON configuration (widgets/logic_config.py + model ids +
- * view constants), which HeadExplorerPage.embed makes and binds (bind).  Needs static/attention.js and
- * static/explorer.js before it, and uses static/bokeh_seam.js where it is on.  A served page calls HeadExplorerPage.follow instead
+ * view constants), which HeadExplorerPage.embed makes and binds (bind).  Needs static/pyformat.js,
+ * static/attention.js and static/explorer.js before it, and uses static/bokeh_seam.js where it is on.
+ * A served page calls HeadExplorerPage.follow instead
  * (app/served_page.py follow_in_browser): the same writes, for a student's own moves only.
  */
 (function () {
@@ -20,8 +21,7 @@
     return chars.length <= width ? chars.join('') : chars.slice(0, width - 1).join('') + '…';
   }
 
-  const esc = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+  const esc = (text) => AttentionHead.escapeHtml(text); // the page's one escaper (static/pyformat.js)
 
   // The cells of a figure's matrices as one set of columns (widgets/matrix_plot.py side_by_side).
   function sideBySide(cells, blocks, nCols, gap) {
@@ -39,15 +39,13 @@
     return source.data instanceof Map ? source.data.get(name) : source.data[name];
   }
 
-  // Equal entries: the same number (or both NaN), or within `tolerance` of each other when given.
-  function sameColumn(a, b, tolerance) {
+  // Equal entries: the same number (or both NaN).
+  function sameColumn(a, b) {
     if (a === undefined || a === null || a.length !== b.length) return false;
     for (let k = 0; k < b.length; k++) {
       const x = a[k];
       const y = b[k];
       if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
-      if (tolerance && typeof x === 'number' && typeof y === 'number' &&
-          Math.abs(x - y) <= tolerance * Math.max(1, Math.abs(y))) continue;
       return false;
     }
     return true;
@@ -61,14 +59,13 @@
    * The writes of one state's view data into the figures and the steps panel (widgets/page.py update),
    * for the export's binding (`bind`) and a served page's own moves (`follow`). `models()` gives the
    * models as they are now (the export reads some roots later). Options: `sync: false` writes without
-   * sending the change to the server, which computes the same view itself; `tolerance` counts a number
-   * within it as unchanged (the server's answer carries Python's rounding, which is not a change).
+   * sending the change to the server, which computes the same view itself.
    */
   function painter(models, V, options) {
     const opts = options || {};
     const writeOptions = opts.sync === false ? { sync: false } : {};
     const put = (model, attrs) => model.setv(attrs, writeOptions);
-    const same = (a, b) => sameColumn(a, b, opts.tolerance);
+    const same = sameColumn;
 
     function setData(source, value) {
       put(source, { data: source.data instanceof Map ? new Map(Object.entries(value)) : value });
@@ -252,6 +249,11 @@
     const slots = doc.roots().map((root) => element(root.id));
     embedding.add(doc);
     performance.mark('head-embed-json');
+    // BokehJS calls a document idle (`is_idle`, then its document_ready callbacks) once each of its roots
+    // has reported its views drawn, and ignores every report after that: the roots added later would keep
+    // it from ever being idle again, and tools that wait for it (screenshot and PDF exporters, link
+    // checkers) would wait forever. So the first part's reports are held until the later roots are added.
+    const idle = seam.holdIdle(doc);
     await Bokeh.embed.add_document_standalone(doc, document.body, slots);
     performance.mark('head-embed-views');
     bind(doc, config.bind);
@@ -279,6 +281,7 @@
     performance.mark('head-embed-complete');
     embedded();
     for (const page of pages()) page.complete = true;
+    idle.release();
   }
 
   // What waits for the explorer to be made whole (afterEmbed): the training lab below it (app/export_lab.py),
@@ -391,7 +394,7 @@
       part(name, M.plots[name].figure, (reshape) => paintPlot(M.plots[name], logic.render(state), state, reshape));
     }
     part('blend', M.blend.figure, (reshape) => paintBlend(logic.render(state), state, reshape));
-    part('editor', E.area, () => syncEditor(state, null));
+    part('editor', E.area, () => syncEditor(state));
 
     function isStale(name, reshape) {
       const p = parts[name];
@@ -535,7 +538,7 @@
     const messageMarkup = (s) => (s.message ? `<div class="alert">${esc(s.message)}</div>` : '');
 
     // The editor's fields, from the state (widgets/editor.py).
-    function syncEditor(s, old) {
+    function syncEditor(s) {
       setText(E.message, messageMarkup(s));
       const labels = s.tokens.join(', ');
       if (E.labels.value !== labels) E.labels.value = labels;
@@ -585,7 +588,7 @@
         if (!old || sliderShape(old) !== sliderShape(s)) buildSliders(s);
         else showSliderValues(s);
         syncPanel(s, newTokens);
-        if (!isStale('editor', !old)) syncEditor(s, old);
+        if (!isStale('editor', !old)) syncEditor(s);
         if (E.message) setText(E.message, messageMarkup(s)); // else syncEditor writes it once it is read
       } finally {
         syncing = false;
@@ -778,8 +781,9 @@
   function follow(doc, config) {
     const logic = HeadLogic.make(config);
     const M = resolveModels(doc, config.models);
-    // Python's and JavaScript's numbers agree to 1e-9 (tests/test_actions.py), not to the last bit.
-    const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false, tolerance: 1e-9 });
+    // Python's and JavaScript's numbers agree to the last bit (tests/test_actions.py requires it), so the
+    // server's answer to a move the page has drawn is found equal and not written again.
+    const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false });
     const page = { doc, config, served: true, drawn: 0, failed: 0 };
 
     const published = () => {
@@ -838,7 +842,7 @@
 
     let due = false;
     let stopped = false;
-    // Only what differs from what is shown is written (to 1e-9), so a server's answer with the same
+    // Only what differs from what is shown is written, so a server's answer with the same
     // numbers costs the page one comparison.
     function refresh(everything) {
       due = false;

@@ -106,3 +106,29 @@ def test_the_first_part_is_made_and_bound_while_the_rest_of_the_page_is_parsed(e
     assert marks["bokeh-seam-installed"] < marks["head-embed-json"]  # before the first views
     assert page.evaluate("() => HeadExplorerPage.pages.length") == 1
     net.check()
+
+
+# Listens for the document's document_ready as soon as BokehJS has the document (before the later roots).
+READY_WATCH = """(function watch() {
+  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
+  if (!doc) return requestAnimationFrame(watch);
+  window.__ready = 0;
+  doc.on_event('document_ready', () => {
+    window.__ready += 1;
+    const page = HeadExplorerPage.pages[0]; // (a page made at once, on BokehJS as it is, may bind after)
+    window.__readyComplete = page === undefined || page.complete;
+  });
+})();"""
+
+
+def test_the_document_becomes_idle_once_the_whole_page_is_made(exported, context, page):
+    """Issue 26: tools that wait for Bokeh's idle state (screenshot and PDF exporters, link checkers, a
+    document_ready callback) go on: the document is idle, and says so once, when every root is made."""
+    page.add_init_script(READY_WATCH)
+    net = open_page(context, page, exported.as_uri())
+    page.wait_for_function(f"() => {PAGE} && {PAGE}.complete")
+    page.wait_for_function("() => Bokeh.documents[0].is_idle && window.__ready === 1", timeout=10000)
+    assert page.evaluate("() => window.__readyComplete") is True  # not before the later roots
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__ready") == 1
+    net.check()

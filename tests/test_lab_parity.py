@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.lab.encoding import unf16
 from core.trace import trace
-from core.train import unf16
-from widgets.lab_data import has_head, head_at, load_lab, token_labels
+from widgets.lab_data import has_head, head_at, lab_payload, load_lab, token_labels
 from widgets.viewdata import checks_html, steps_html
 
 NODE = shutil.which("node")
@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DRIVER = """
 const lab = require(process.argv[1] + '/static/lab.js');
 const fs = require('fs');
-const cases = JSON.parse(fs.readFileSync(0, 'utf8'));
+const { switches, cases } = JSON.parse(fs.readFileSync(0, 'utf8'));
 const out = cases.map(([name, k, i]) => {
   const run = JSON.parse(fs.readFileSync(process.argv[1] + '/static/lab/' + name + '.json', 'utf8'));
-  const d = lab.labViewData(run, k, i);
+  const d = lab.labViewData(run, k, i, switches);
   return {weights: d.weights, steps: d.steps, layer0: d.layer0, W: d.W, step: d.step, labels: d.labels};
 });
 process.stdout.write(JSON.stringify(out));
@@ -38,7 +38,11 @@ def test_js_lab_shows_the_cores_head():
     cases = [(name, k, i) for name in runs for k in (0, 7, -1) for i in (0, 5, 11)]
     cases = [(n, k % len(runs[n]["snapshots"]), i) for n, k, i in cases]
     proc = subprocess.run(
-        [NODE, "-e", DRIVER, str(ROOT)], input=json.dumps(cases), capture_output=True, text=True, timeout=60
+        [NODE, "-e", DRIVER, str(ROOT)],
+        input=json.dumps({"switches": lab_payload()["switches"], "cases": cases}),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     for (name, k, i), js in zip(cases, json.loads(proc.stdout)):

@@ -11,8 +11,9 @@ import re
 import numpy as np
 import pytest
 
-from core import train as tr
-from core.train import RUNS, Shape, Switches, init_params, loss_and_grads, train
+from core.lab import cli, encoding, findings, scores, store, tasks
+from core.lab.runs import RUNS, train
+from core.train import Shape, Switches, init_params, loss_and_grads
 
 EVERY_SWITCH = [
     Switches(scaling=s, causal=c, tied_qk=t, normaliser=n)
@@ -27,7 +28,7 @@ def finite_difference_error(sw: Switches, seed: int = 0, eps: float = 1e-6) -> f
     shape = Shape(V=5, T=4, C=3, d=2, layers=2)
     rng = np.random.default_rng(seed)
     p = init_params(shape, rng)
-    tokens, targets = tr.repeated_halves_task(rng, 2, shape.V, shape.T)
+    tokens, targets = tasks.repeated_halves_task(rng, 2, shape.V, shape.T)
     _, g = loss_and_grads(p, tokens, targets, sw)
     worst = 0.0
     for name, w in p.items():
@@ -56,7 +57,7 @@ def test_top1_has_no_gradient_for_queries_and_keys():
     shape = Shape(V=5, T=4, C=3, d=2, layers=1)
     rng = np.random.default_rng(1)
     p = init_params(shape, rng)
-    tokens, targets = tr.previous_token_task(rng, 3, 5, 4)
+    tokens, targets = tasks.previous_token_task(rng, 3, 5, 4)
     _, g = loss_and_grads(p, tokens, targets, Switches(normaliser="top1"))
     assert not g["0.W_Q"].any() and not g["0.W_K"].any()
     assert g["0.W_V"].any()
@@ -76,16 +77,16 @@ def test_head_scores_on_hand_made_patterns():
     prev = np.zeros((1, T, T))
     prev[0, 0, 0] = 1
     prev[0, np.arange(1, T), np.arange(T - 1)] = 1
-    assert tr.previous_token_score(prev) == 1.0
+    assert scores.previous_token_score(prev) == 1.0
     tokens = np.array([[0, 1, 2, 0, 1, 2]])
     induction = np.zeros((1, T, T))
     induction[0, :3, 0] = 1
     induction[0, 3, 1], induction[0, 4, 2], induction[0, 5, 3] = 1, 1, 1
-    assert tr.induction_score(induction, tokens) == 1.0
+    assert scores.induction_score(induction, tokens) == 1.0
     duplicate = np.zeros((1, T, T))
     duplicate[0, np.arange(3, T), np.arange(3)] = 1
-    assert tr.duplicate_token_score(duplicate, tokens) == 1.0
-    assert tr.induction_score(duplicate, tokens) == 0.0
+    assert scores.duplicate_token_score(duplicate, tokens) == 1.0
+    assert scores.induction_score(duplicate, tokens) == 0.0
 
 
 # --- each claim, re-trained on a short schedule ------------------------------------------------------
@@ -110,15 +111,16 @@ def test_top1_stays_near_the_uniform_guess():
 
 def test_raw_weights_are_not_averages():
     r = train(RUNS["raw"], seed=0, steps=60)
-    A = tr.raw_weights_of(tr.to_json(r)["snapshots"][-1], tr.asdict(RUNS["raw"].switches))
+    A = encoding.snapshot_head(store.to_json(r)["snapshots"][-1], RUNS["raw"].switches.as_dict()).weights
     assert np.abs(A.sum(axis=-1) - 1).max() > 0.1
 
 
 def test_no_scale_starts_saturated_and_learns_slower():
-    runs = {n: tr.to_json(train(RUNS[n], seed=0, steps=80)) for n in ("no-scale", "wide-scaled")}
-    found = tr.findings(runs)["no-scale"]
+    runs = {n: store.to_json(train(RUNS[n], seed=0, steps=80)) for n in ("no-scale", "wide-scaled")}
+    found = findings.findings(runs)["no-scale"]
     assert found["verdict"] in ("partly", "reproduced")
-    assert tr.first_step_below(runs["no-scale"], 1.0) > tr.first_step_below(runs["wide-scaled"], 1.0)
+    below = {n: findings.first_step_below(r, 1.0) for n, r in runs.items()}
+    assert below["no-scale"] > below["wide-scaled"]
 
 
 def test_induction_and_no_mask_on_repeated_halves():
@@ -135,7 +137,7 @@ def test_induction_and_no_mask_on_repeated_halves():
 
 
 def test_cli_prints_the_run_line_last(capsys):
-    assert tr.main(["top-1", "--steps", "5", "--seed", "2"]) == 0
+    assert cli.main(["top-1", "--steps", "5", "--seed", "2"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert re.fullmatch(
         r"top-1: loss \d+\.\d{3}, eval loss \d+\.\d{3}, "
@@ -147,7 +149,7 @@ def test_cli_prints_the_run_line_last(capsys):
 def test_cli_refuses_bad_arguments(capsys):
     for argv in ([], ["nonsense"], ["top-1", "--steps", "0"], ["top-1", "--all"]):
         with pytest.raises(SystemExit) as exit_:
-            tr.main(argv)
+            cli.main(argv)
         assert exit_.value.code == 2
 
 
@@ -155,13 +157,13 @@ def test_cli_refuses_bad_arguments(capsys):
 def test_shipped_run_equals_what_all_regenerates(name, tmp_path):
     """The cheap runs are regenerated whole and compared byte for byte; the slower ones (induction,
     no-mask, triggers) by the same code path, so they are covered by `python -m core.train --all` alone."""
-    tr.write_run(name, directory=tmp_path)
-    assert (tmp_path / f"{name}.json").read_text() == (tr.LAB_DIR / f"{name}.json").read_text()
+    store.write_run(name, directory=tmp_path)
+    assert (tmp_path / f"{name}.json").read_text() == (store.LAB_DIR / f"{name}.json").read_text()
 
 
 def test_shipped_index_is_what_the_shipped_runs_give(tmp_path):
-    for f in tr.LAB_DIR.glob("*.json"):
+    for f in store.LAB_DIR.glob("*.json"):
         (tmp_path / f.name).write_text(f.read_text())
-    assert tr.write_index(tmp_path) == json.loads((tr.LAB_DIR / "index.json").read_text())
-    total = sum(f.stat().st_size for f in tr.LAB_DIR.glob("*.json"))
+    assert store.write_index(tmp_path) == json.loads((store.LAB_DIR / "index.json").read_text())
+    total = sum(f.stat().st_size for f in store.LAB_DIR.glob("*.json"))
     assert total <= 300_000

@@ -13,8 +13,9 @@ import html
 import json
 from functools import lru_cache
 
-from core.attention import attend
-from core.train import LAB_DIR, unf16
+from core.lab.encoding import snapshot_head
+from core.lab.store import LAB_DIR
+from core.options import SWITCHES, table_json
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 # The lab's introduction, the same in the served page and the export.
@@ -48,6 +49,7 @@ def lab_payload() -> dict:
         "order": index["runs"],
         "runs": runs,
         "described": {n: describe(r, index) for n, r in runs.items()},
+        "switches": table_json(),  # the table static/attention.js reads the head's options by
     }
 
 
@@ -68,33 +70,29 @@ def has_head(run: dict) -> bool:
 
 def head_at(run: dict, k: int):
     """The shown head at snapshot k, recomputed by the core from the shipped X, W_Q, W_K, W_V."""
-    s, sw = run["snapshots"][k], run["switches"]
-    return attend(
-        unf16(s["X"]),
-        unf16(s["W_Q"]),
-        unf16(s["W_K"]),
-        unf16(s["W_V"]),
-        scaling=sw["scaling"],
-        causal=sw["causal"],
-        tied_qk=sw["tied_qk"],
-        normaliser=sw["normaliser"],
-    )
+    return snapshot_head(run["snapshots"][k], run["switches"])
+
+
+def changed_switches(switches: dict) -> list[str]:
+    """The switches a run sets away from the explorer's defaults, named as the notes name them."""
+    out = []
+    for s in SWITCHES:
+        v = switches[s.name]
+        if v != s.default:
+            if s.kind == "toggle":
+                out.append(s.flipped)
+            elif s.kind == "choice":
+                out.append(s.choice_labels[s.choices.index(v)])
+            else:
+                out.append(f"{s.flipped} {v:g}")
+    return out
 
 
 def describe(run: dict, index: dict) -> str:
     """The run's claim, its setup and what it showed (sentences built from its numbers by core.train)."""
     f = index["findings"].get(run["name"], {"verdict": "", "showed": []})
     sw, sh = run["switches"], run["shape"]
-    changes = [
-        name
-        for name, on in (
-            ("no ÷√d", not sw["scaling"]),
-            ("no mask", not sw["causal"]),
-            ("W_K = W_Q", sw["tied_qk"]),
-            (sw["normaliser"], sw["normaliser"] != "softmax"),
-        )
-        if on
-    ]
+    changes = changed_switches(sw)
     setup = (
         f"Task: {run['task']}; {sh['layers']} layer{'s' if sh['layers'] > 1 else ''}, vocabulary {sh['V']}, "
         f"{sh['T']} positions, stream width {sh['C']}, head width {sh['d']}; {run['steps']} steps of Adam "
