@@ -14,7 +14,7 @@ from app.packing import pack, unpack
 from tests.node_batch import NODE
 
 ROOT = Path(__file__).resolve().parents[1]
-TEXTS = ["", "plain", '{"a": [1, 2.5, "é ∞ </script>"]}', "x" * 100_000, "".join(chr(c) for c in range(32, 3000))]
+TEXTS = ["", "plain", '{"a": [1, 2.5, "é ∞ </script>"]}', "x" * 100_000, "".join(map(chr, range(32, 3000)))]
 
 
 def test_pack_and_unpack_are_inverse_and_reproducible():
@@ -44,15 +44,15 @@ def test_the_browsers_unpacker_reads_what_python_packed():
 
 
 def test_the_export_packs_the_lab_and_the_tabs(tmp_path):
-    from app.export_explorers import explorer_tabs
+    from app.export_explorers import ITEMS, explorer_tabs
     from app.export_lab import lab_section
     from widgets.lab_data import lab_json
 
     section = lab_section()
     data = re.search(r'id="training-lab-data">([^<]*)</script>', section).group(1)
     assert unpack(data) == lab_json()
-    items = next(s for s in explorer_tabs().scripts if s.startswith("ExplorerTabs.items"))
-    packed = json.loads(items.split("=", 1)[1].rstrip(";"))
+    scripts = explorer_tabs().scripts
+    packed = json.loads(re.search(rf'id="{ITEMS}">(.*?)</script>', scripts, flags=re.S).group(1))
     assert {name: json.loads(unpack(p))["root_id"] is not None for name, p in packed.items()} == {
         name: True for name in packed
     }
