@@ -76,33 +76,41 @@
       if (!Object.keys(value).every((k) => same(column(source, k), value[k]))) setData(source, value);
     }
 
-    function setAxes(plot, rows, cols) {
-      let colLabels;
-      if (plot.blocks.length === 1) {
-        colLabels = cols.map((c, i) => [i, shortLabel(c, V.axis_label_chars)]);
-      } else {  // Q[0], Q[1], K[0], …: each column says which matrix it belongs to
-        const step = cols.length + plot.gap;
-        colLabels = [];
-        plot.blocks.forEach((n, k) => cols.forEach((c, j) => colLabels.push([k * step + j, `${n}[${c}]`])));
+    // A figure's size, its numbers' font, its tick labels and its note, as the view data decided them
+    // (widgets/figure_text.py heatmap_layouts, static/attention.js heatmapLayouts), as widgets/matrix_plot.py
+    // lay_out draws them.
+    const laidOut = new WeakMap(); // plot → the layout it shows, as JSON
+    function layOut(plot, layout) {
+      const json = JSON.stringify(layout);
+      if (laidOut.get(plot) === json) return;
+      laidOut.set(plot, json);
+      const sizes = {};
+      for (const key of ['frame_width', 'frame_height', 'min_width']) {
+        if (plot.figure[key] !== layout[key]) sizes[key] = layout[key];
       }
-      const rowLabels = rows.map((r, i) => [i, shortLabel(r, V.axis_label_chars)]);
-      const longest = Math.max(0, ...colLabels.map(([, t]) => Array.from(t).length));
-      const fits = colLabels.length <= V.flat_up_to && longest <= V.fits_cell;
-      put(plot.xaxis, { major_label_orientation: fits ? 0 : V.slant });
-      for (const [axis, labels] of [[plot.xaxis, colLabels], [plot.yaxis, rowLabels]]) {
-        put(axis, { major_label_overrides: new Map(labels) }); // before the ticks: no frame draws old labels
-        put(axis.ticker, { ticks: labels.map(([k]) => k) });
+      if (Object.keys(sizes).length) put(plot.figure, sizes);
+      const show = Boolean(layout.font);
+      const font = `${layout.font}px`;
+      const size = plot.numbers.glyph.text_font_size; // a value spec: {value: '11px'}
+      if (show && (size && size.value !== undefined ? size.value : size) !== font) {
+        put(plot.numbers.glyph, { text_font_size: font }); // before its source: one change of visuals
       }
-    }
-
-    // Hidden numbers read an empty source (widgets/matrix_plot.py no_numbers): the one Python made, when the
-    // page started with them hidden, else one made here.
-    function showNumbers(plot, show) {
+      // Hidden numbers read an empty source (widgets/matrix_plot.py no_numbers): the one Python made, when
+      // the page started with them hidden, else one made here.
       if (!show && !plot.no_numbers) {
         plot.no_numbers = new plot.source.constructor({ data: { x: [], y: [], text: [], value: [] } });
       }
-      put(plot.numbers, { visible: show, data_source: show ? plot.source : plot.no_numbers });
+      if (plot.numbers.visible !== show) put(plot.numbers, { visible: show });
+      const source = show ? plot.source : plot.no_numbers;
+      if (plot.numbers.data_source !== source) put(plot.numbers, { data_source: source });
       put(plot.cells_glyph, { line_color: show ? V.cell_outline : null });
+      put(plot.xaxis, { major_label_orientation: layout.x_angle });
+      for (const [axis, key] of [[plot.xaxis, 'x'], [plot.yaxis, 'y']]) {
+        const labels = new Map(layout[`${key}_ticks`].map((t, k) => [t, layout[`${key}_labels`][k]]));
+        put(axis, { major_label_overrides: labels }); // before the ticks: no frame draws old labels
+        put(axis.ticker, { ticks: layout[`${key}_ticks`] });
+      }
+      if (plot.note.text !== layout.note) put(plot.note, { text: layout.note });
     }
 
     function paintPlot(plot, view, s, reshape) {
@@ -119,8 +127,7 @@
         const span = plot.blocks.length * (cols.length + plot.gap) - plot.gap;
         put(plot.x_range, { start: -0.5, end: span - 0.5 });
         put(plot.y_range, { start: T - 0.5, end: -0.5 });
-        showNumbers(plot, Math.max(T, cols.length) <= V.numbers_up_to);
-        setAxes(plot, s.tokens, cols);
+        layOut(plot, view.layout[plot.name]);
         setData(plot.source, cells);
       } else if (!same(column(plot.source, 'value'), cells.value) || !same(column(plot.source, 'text'), cells.text)) {
         const old = plot.source.data; // a Map or a plain object (as the server writes it): kept as it is
@@ -142,13 +149,14 @@
       updateSource(b.hull, view.blend.hull);
       updateSource(b.output, view.blend.output);
       updateSource(b.links, view.blend.links);
+      updateSource(b.leaders, view.blend.leaders);
+      // the view data's ranges, always: it placed the names for them (on a grid: a small move keeps them)
       const [x0, x1, y0, y1] = view.bounds;
-      if (reshape || x0 < b.x_range.start || x1 > b.x_range.end || y0 < b.y_range.start || y1 > b.y_range.end) {
-        put(b.x_range, { start: x0, end: x1 });
-        put(b.y_range, { start: y0, end: y1 });
-      }
+      if (b.x_range.start !== x0 || b.x_range.end !== x1) put(b.x_range, { start: x0, end: x1 });
+      if (b.y_range.start !== y0 || b.y_range.end !== y1) put(b.y_range, { start: y0, end: y1 });
       if (b.xaxis.axis_label !== view.blend.axes.x) put(b.xaxis, { axis_label: view.blend.axes.x });
       if (b.yaxis.axis_label !== view.blend.axes.y) put(b.yaxis, { axis_label: view.blend.axes.y });
+      if (b.note.text !== view.layout.blend.note) put(b.note, { text: view.layout.blend.note });
     }
 
     // The steps panel changes on every move: its text is written into the element its view shows where
@@ -161,7 +169,7 @@
       if (!seam || !seam.writeDivText(div, text, writeOptions)) put(div, { text });
     }
 
-    return { paintPlot, paintBlend, setSteps };
+    return { paintPlot, paintBlend, setSteps, layOut };
   }
 
   /**
@@ -343,6 +351,150 @@
     };
   }
 
+  /**
+   * A phone reader sees what they drag. Where the page is narrow the weights and the blend stand one above
+   * the other over the token sliders, and a slider far down the list would leave both off screen. So while
+   * the sliders are in view and the figures have scrolled off the top, the two figures are drawn over the
+   * top of the visible part of the page (moved by a transform: nothing else moves, and a slider under a
+   * finger stays where it is), and the sliders pass under them. A slider that takes the keyboard's focus
+   * under them is scrolled into the part below them. In the fragment's frame (app/fragment.py), which is as
+   * tall as its content and so never scrolls itself, "visible" is what the embedding page shows of the
+   * frame, below any bar fixed to the top of that page. Wider pages (the sliders beside a figure) are left
+   * as they are. Returns a function that places the figures again (after a new shape's sliders).
+   */
+  function pinFigures(figures, sliders) {
+    if (!window.Bokeh || !Bokeh.index) return () => {};
+    // the figures stand above the sliders (a narrow page) rather than beside them
+    const stacked = (figuresBottom, sliders) => sliders.top >= figuresBottom - 1;
+    const moved = (el) => {
+      const m = /translateY\((-?[\d.]+)px\)/.exec(el.style.transform);
+      return m ? Number(m[1]) : 0;
+    };
+    const FOCUS_SCROLL_MS = 1000; // a scroll that ends this soon after a focus is the browser's, to show it
+    const host = hostWindow();
+    const els = () => figures.map((m) => Bokeh.index.find_one(m)).map((v) => (v ? v.el : null));
+    const box = () => { const v = Bokeh.index.find_one(sliders); return v ? v.el : null; };
+    let offset = 0;
+    let due = false;
+    let headerAt = -1; // the embedding page's fixed top bar, measured once per width
+    function visibleTop() { // in this window's coordinates
+      if (host === window) return 0;
+      const frame = window.frameElement.getBoundingClientRect();
+      if (headerAt < 0) headerAt = fixedBarHeight(host, frame);
+      return Math.max(0, headerAt - frame.top);
+    }
+    function visibleBottom() {
+      if (host === window) return window.innerHeight;
+      const frame = window.frameElement.getBoundingClientRect();
+      return Math.min(window.innerHeight, host.innerHeight - frame.top);
+    }
+    function place() {
+      due = false;
+      const [a, b] = els();
+      const list = box();
+      if (!a || !b || !list || !a.isConnected) return;
+      const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect(), rs = list.getBoundingClientRect();
+      const top = ra.top - moved(a); // where the figures stand unmoved
+      const height = rb.bottom - moved(b) - top;
+      const vt = visibleTop();
+      // the sliders below both figures, some of them below where the figures would stand: follow
+      const pinned = stacked(rb.bottom - moved(b), rs) && top < vt && rs.bottom > vt + height &&
+        rs.top < visibleBottom();
+      offset = pinned ? vt - top : 0;
+      // (written each time: BokehJS may lay a figure out anew, and its element's style with it)
+      // white beside them and in the gap between them, so no slider shows through; a shade under the last
+      const white = '0 10px 0 0 white, 420px 0 0 0 white';
+      for (const el of [a, b]) {
+        const style = {
+          transform: offset ? `translateY(${offset}px)` : '',
+          zIndex: offset ? '5' : '',
+          background: offset ? 'white' : '',
+          boxShadow: !offset ? '' : el === b ? `${white}, 0 6px 6px -6px rgba(0, 0, 0, 0.35)` : white,
+        };
+        for (const [key, value] of Object.entries(style)) if (el.style[key] !== value) el.style[key] = value;
+      }
+    }
+    // A slider that takes the keyboard's focus where the figures would cover it (the browser scrolls it just
+    // into view, often to the top or bottom edge) is scrolled to just below where they stand over the page;
+    // one below the screen, up into it (as far as the figures leave room).
+    function uncover() {
+      const [a, b] = els();
+      const list = box();
+      if (!a || !b || !list || !stacked(b.getBoundingClientRect().bottom - moved(b), list.getBoundingClientRect())) return;
+      let el = document.activeElement;
+      while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+      if (!el || el === document.body || !inside(el, list)) return;
+      const slider = el.getRootNode().host || el; // the whole slider, its title too
+      const height = b.getBoundingClientRect().bottom - a.getBoundingClientRect().top;
+      const r = slider.getBoundingClientRect();
+      const under = visibleTop() + height + 4 - r.top; // > 0: covered by the figures over the page
+      const past = r.bottom + 4 - visibleBottom(); // > 0: below the screen
+      const by = under > 0 ? -under : past > 0 ? Math.min(past, -under) : 0;
+      if (by) host.scrollBy({ top: by, behavior: 'instant' }); // (a theme may scroll smoothly)
+      place();
+    }
+    const soon = () => {
+      if (!due) {
+        due = true;
+        requestAnimationFrame(place);
+      }
+    };
+    const watch = [window];
+    if (host !== window) watch.push(host);
+    for (const w of watch) {
+      w.addEventListener('scroll', soon, { passive: true });
+      w.addEventListener('resize', () => { headerAt = -1; soon(); }, { passive: true });
+    }
+    // (and again once the browser's own scroll to the focused slider has ended: a theme may make it smooth).
+    // A focus that moves from one slider to another within the sliders' box sends no focusin to the document
+    // (the two are the same element there, once shadow roots are looked through): a Tab's keyup does come.
+    let focusedAt = -Infinity;
+    const focused = () => {
+      focusedAt = performance.now();
+      requestAnimationFrame(uncover);
+    };
+    document.addEventListener('focusin', focused);
+    document.addEventListener('keyup', (event) => { if (event.key === 'Tab') focused(); });
+    const afterScroll = () => { if (performance.now() - focusedAt < FOCUS_SCROLL_MS) uncover(); };
+    for (const w of watch) w.addEventListener('scrollend', afterScroll, { passive: true });
+    soon();
+    return soon;
+  }
+
+  /** Whether `el` lies within `container`, across shadow roots. */
+  function inside(el, container) {
+    for (; el; el = el.parentElement || (el.getRootNode && el.getRootNode().host) || null) {
+      if (el === container) return true;
+    }
+    return false;
+  }
+
+  /** The window that scrolls the page: this one, or the embedding page of the fragment's srcdoc frame. */
+  function hostWindow() {
+    try {
+      if (window.frameElement && window.location.href === 'about:srcdoc') return window.parent;
+    } catch (err) {
+      // a frame the host page will not let us read: as a page of its own
+    }
+    return window;
+  }
+
+  /** How far down the embedding page's bars fixed to the top of its window reach (a theme's header): the
+   * first point down the frame's middle whose element is not in a fixed or sticky box. */
+  function fixedBarHeight(host, frame) {
+    const x = Math.min(Math.max(frame.left + frame.width / 2, 0), host.innerWidth - 1);
+    const fixed = (el) => {
+      for (; el && el !== host.document.body; el = el.parentElement) {
+        if (/^(fixed|sticky)$/.test(host.getComputedStyle(el).position)) return true;
+      }
+      return false;
+    };
+    for (let y = 0; y < Math.min(200, host.innerHeight); y += 4) {
+      if (!fixed(host.document.elementFromPoint(x, y))) return y;
+    }
+    return 0;
+  }
+
   /** A configuration's `models` with each {id} in it replaced by that model of `doc` (modelById). */
   function resolveModels(doc, ref) {
     if (Array.isArray(ref)) return ref.map((r) => resolveModels(doc, r));
@@ -366,7 +518,7 @@
     let E = M.editor;
     const SWITCHES = config.switches;
     let state = logic.initial();
-    const { paintPlot, paintBlend, setSteps } = painter(() => M, V);
+    const { paintPlot, paintBlend, setSteps, layOut } = painter(() => M, V);
     let syncing = false;
     const page = { doc, config, get state() { return state; }, dispatch, logic };
     bound.push(page);
@@ -439,6 +591,12 @@
     page.watch = watchScreen;
 
     function paint(view, s, reshape) {
+      // Every figure's new size first, then the new data: a change of size makes BokehJS redo the text
+      // visuals of the page's figures at once, which must not fall between a figure's new data and its
+      // text's (BokehJS makes a text glyph's labels a microtask after its data).
+      if (reshape) {
+        for (const [name, plot] of Object.entries(M.plots)) if (parts[name].model !== null) layOut(plot, view.layout[name]);
+      }
       for (const [name, plot] of Object.entries(M.plots)) {
         if (!isStale(name, reshape)) paintPlot(plot, view, s, reshape);
       }
@@ -481,6 +639,7 @@
       C_.tokens.children = rows;
       page.sliders = sliders;
       page.slidersShape = sliderShape(s);
+      if (page.pin) page.pin(); // the sliders' box has another height
     }
 
     function showSliderValues(s) {
@@ -756,6 +915,7 @@
     if (Object.keys(params).length) dispatch({ do: 'link', params });
     else syncControls(state);
     afterPaint().then(watchScreen); // not on the way to the first frame: until then every part is written
+    afterPaint().then(() => { page.pin = pinFigures([M.plots.weights.figure, M.blend.figure], C_.tokens); });
     page.ready = true;
     page.complete = !embedding.has(doc); // every root has its views (see embed)
     performance.mark('head-bind-end');
@@ -898,6 +1058,7 @@
     }
     wire();
     watchScreen();
+    page.pin = pinFigures([M.plots.weights.figure, M.blend.figure], M.tokens);
     M.channel.drawn_by = 'page'; // the server need not send a drag's figures any more
     bound.push(page);
     return page;

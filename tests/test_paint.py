@@ -11,33 +11,27 @@ import pytest
 
 from tests.test_export import open_page
 from tests.test_export_offscreen import exported  # noqa: F401  (the module's export, made once)
-from widgets.matrix_plot import MIN_LABEL_PX, MatrixPlot, every_kth
+from widgets.matrix_plot import MatrixPlot
 from widgets.state import HeadState
 from widgets.viewdata import BLEND_NAMED_TOP, matrix_cells, view_data
 
-TOKENS = [f"t{k}" for k in range(14)]  # more than NUMBERS_UP_TO: no numbers, so a picture
+TOKENS = [f"t{k}" for k in range(16)]  # cells too small for numbers: a picture
 X = np.round(np.random.default_rng(5).uniform(-1, 1, size=(len(TOKENS), 3)), 2)
-
-
-def test_every_kth_keeps_labels_readable():
-    labels = {i: f"t{i}" for i in range(64)}
-    assert every_kth(labels, 30.0) == labels
-    kept = every_kth(labels, 380 / 64)
-    assert sorted(kept) == list(range(0, 64, 3)) and MIN_LABEL_PX / 3 <= 380 / 64
 
 
 def test_a_big_matrix_is_painted_as_a_picture_and_a_small_one_as_cells():
     small = HeadState()
     big = HeadState(tokens=TOKENS, X=X, query=len(TOKENS) - 1)
     for state, picture in ((small, False), (big, True)):
-        cells = view_data(state.head, state.query, state.labels)["cells"]["weights"]
+        view = view_data(state.head, state.query, state.labels)
         plot = MatrixPlot(
             "Weights",
-            {"weights": cells},
+            {"weights": view["cells"]["weights"]},
             (0, 1),
             state.labels,
             state.labels,
             kind="weights",
+            layout=view["layout"]["weights"],
             name="weights",
             picture=True,
         )
@@ -48,7 +42,9 @@ def test_a_big_matrix_is_painted_as_a_picture_and_a_small_one_as_cells():
         assert np.allclose(image, expected, equal_nan=True)
     # Q, K and V share one figure: cells, not a picture
     qkv = {n: matrix_cells(getattr(big.head, n), big.labels, ["0", "1"]) for n in ("Q", "K", "V")}
-    plot = MatrixPlot("QKV", qkv, (-1, 1), big.labels, ["0", "1"], kind="scores", name="qkv", picture=True)
+    layout = view_data(big.head, big.query, big.labels)["layout"]["qkv"]
+    plot = MatrixPlot("QKV", qkv, (-1, 1), big.labels, ["0", "1"], kind="scores", layout=layout, name="qkv",
+                      picture=True)
     assert plot.picture is None
 
 
@@ -96,10 +92,10 @@ def test_export_paints_a_long_head_as_a_picture_that_follows_the_moves(
     params = {"preset": "custom", "tokens": ",".join(TOKENS), "X": ";".join(",".join(map(str, r)) for r in X)}
     page.evaluate("(params) => HeadExplorerPage.pages[0].dispatch({do: 'link', params})", params)
     for v in (0.5, -0.25):  # a move of the last token's first component, as its slider makes it
-        move = {"do": "x", "token": 13, "component": 0, "value": v}
+        move = {"do": "x", "token": len(TOKENS) - 1, "component": 0, "value": v}
         page.evaluate("(move) => HeadExplorerPage.pages[0].dispatch(move)", move)
         moved = X.copy()
-        moved[13, 0] = v
+        moved[len(TOKENS) - 1, 0] = v
         head = HeadState(tokens=TOKENS, X=moved, query=len(TOKENS) - 1).head
         expected = np.where(head.future, np.nan, head.weights).ravel()
         shown = settled(page, lambda s, want=expected: s["visible"] is picture and np.allclose(
@@ -126,7 +122,8 @@ BLEND_NAMES = """() => {
 def test_export_blend_at_64_tokens_names_the_query_and_its_largest_weights(
     exported, context, page, artifacts  # noqa: F811
 ):
-    """Past 12 tokens the export's blend writes only the names widgets.viewdata.named_values picks."""
+    """Past 12 tokens the export's blend writes only the names widgets.viewdata.named_values picks (and
+    the view data finds room for)."""
     T = 64
     X64 = np.round(np.random.default_rng(3).uniform(-1, 1, size=(T, 3)), 2)
     tokens = [f"t{k}" for k in range(T)]
