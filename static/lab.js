@@ -19,11 +19,11 @@
   'use strict';
 
   const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
-  const LINES = [ // as widgets/lab_view.py LINES: source, label, colour, dash
+  const LINES = [ // source, label, colour, dash
     ['train', 'this run: training loss', '#1f77b4', ''],
     ['eval', 'this run: held-out loss', '#1f77b4', '6 4'],
-    ['full train', 'full head: training loss', '#7f7f7f', ''],
-    ['full eval', 'full head: held-out loss', '#7f7f7f', '6 4'],
+    ['full train', 'reference run: training loss', '#7f7f7f', ''],
+    ['full eval', 'reference run: held-out loss', '#7f7f7f', '6 4'],
     ['honest', 'generated one token at a time', '#d62728', '2 3'],
     ['uniform', 'uniform guess, ln V', '#2ca02c', '8 3 2 3'],
   ];
@@ -63,13 +63,15 @@
     return Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => causal && j > i));
   }
 
-  /** What the lab shows for snapshot k, query i: widgets/lab_data.lab_view_data's numbers. */
-  function labViewData(run, k, i) {
-    const labels = tokenLabels(run.probe);
+  /** What the lab shows for seed record s (an index into run.seeds), snapshot k, query i: the numbers
+   * tests/test_lab_parity.py holds equal to the numpy core's head (widgets/lab_data.head_at). */
+  function labViewData(run, s, k, i) {
+    const record = run.seeds[s];
+    const labels = tokenLabels(record.probe);
     const T = labels.length;
-    const snap = run.snapshots[k];
+    const snap = record.snapshots[k];
     const sw = run.switches;
-    const out = { labels: labels, step: snap.step, query: i };
+    const out = { labels: labels, step: snap.step, query: i, seed: record.seed };
     if (snap.W_Q) {
       // the run's switches, every one the explorer has (core.options.SWITCHES), as attend takes them
       const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), sw);
@@ -92,15 +94,19 @@
     return out;
   }
 
-  function curves(run, runs) {
+  /** The loss curves of seed record s, beside those of the same seed of the run it is set against. */
+  function curves(run, s, runs) {
+    const none = { x: [], y: [] };
+    const record = run.seeds[s];
+    // a point of the training curve is drawn at the end of its window of `every` steps (core.lab.encoding)
     const lines = (r) => ({
-      train: { x: r.curve.step, y: r.curve.loss },
-      eval: { x: r.evals.map((e) => e.step), y: r.evals.map((e) => e.eval_loss) },
+      train: { x: r.curve.loss.map((_, j) => Math.min((j + 1) * r.curve.every, run.steps)), y: r.curve.loss },
+      eval: { x: r.held_out.step, y: r.held_out.loss },
     });
-    const own = lines(run);
-    const other = runs[run.compare] ? lines(runs[run.compare]) : { train: { x: [], y: [] }, eval: { x: [], y: [] } };
-    const honest = run.evals[0].honest_loss !== undefined
-      ? { x: run.evals.map((e) => e.step), y: run.evals.map((e) => e.honest_loss) } : { x: [], y: [] };
+    const own = lines(record);
+    const compared = runs[run.compare] && runs[run.compare].seeds.find((r) => r.seed === record.seed);
+    const other = compared ? lines(compared) : { train: none, eval: none };
+    const honest = record.held_out.honest ? { x: record.held_out.step, y: record.held_out.honest } : none;
     const lnV = Math.log(run.shape.V);
     return {
       train: own.train, eval: own.eval, 'full train': other.train, 'full eval': other.eval, honest: honest,
@@ -259,9 +265,12 @@
 
   /** Build the lab into `container` from `lab` = {runs: {name: run}, order: [...], described: {name: html}}. */
   function mount(container, lab) {
-    const state = { run: lab.order[0], k: -1, i: -1 };
+    // s: which of the run's seeds is drawn (an index into run.seeds; every shipped run has the same seeds)
+    const state = { run: lab.order[0], s: 0, k: -1, i: -1 };
     const runSelect = el('select', { 'aria-label': 'Run', class: 'lab-run' },
       lab.order.map((n) => el('option', { value: n, text: n })));
+    const seedSelect = el('select', { 'aria-label': 'Seed', class: 'lab-seed' },
+      lab.runs[lab.order[0]].seeds.map((r, s) => el('option', { value: String(s), text: String(r.seed) })));
     const slider = el('input', { type: 'range', min: '0', step: '1', class: 'lab-snapshot', 'aria-label': 'Snapshot' });
     const sliderLabel = el('span', { class: 'lab-snapshot-label' });
     const querySelect = el('select', { 'aria-label': 'Query token', class: 'lab-query' });
@@ -287,6 +296,7 @@
     svg.setAttribute('class', 'lab-curves');
     container.appendChild(el('div', { class: 'lab-controls' }, [
       el('label', {}, [document.createTextNode('Run '), runSelect]),
+      el('label', {}, [document.createTextNode('Seed '), seedSelect]),
       el('label', {}, [sliderLabel, slider]),
       el('label', {}, [document.createTextNode('Query token '), querySelect]),
     ]));
@@ -309,31 +319,44 @@
     }
 
     // Room for the tallest shipped run, reserved once per width. The runs are all known here (lab.order), and
-    // their heights differ (W_Q is 8, 16 or 24 rows; layer 0 shown or not; longer or shorter findings), so
-    // each is drawn once, in one task (nothing is painted in between), its height read, and the lab's
-    // `min-height` set to the largest before the chosen run is drawn back. A switch then never changes the
-    // lab's size: nothing below it moves and, served, BokehJS's layout of the page, which reacts to each
-    // change of its component's size, is not redone (bench/RESULTS-lab.md). The room below a short run is
-    // the same from the first screen on, not whatever the tallest run seen so far left behind.
-    // Drawing every run costs ~150 ms on this machine, so it waits for an idle moment (once per new width,
-    // however many widths a resize passes through) rather than hold up the page's first paint.
+    // their heights differ (W_Q is 8, 16 or 24 rows; layer 0 shown or not; longer or shorter findings and
+    // seed notes), so each run at each seed is drawn once, its height read, and the lab's `min-height` set to
+    // the largest before the chosen run is drawn back. A switch then never changes the lab's size: nothing
+    // below it moves and, served, BokehJS's layout of the page, which reacts to each change of its
+    // component's size, is not redone (bench/RESULTS-lab.md). The room below a short run is the same from
+    // the first screen on, not whatever the tallest run seen so far left behind.
+    // Drawing every run at every seed costs ~0.5 s on this machine, so it is done in idle moments, one run
+    // (all its seeds) per task, each task ending with the chosen run drawn back and the room as it was
+    // (nothing is painted in between), once per new width however many widths a resize passes through.
+    const whenIdle = typeof requestIdleCallback === 'function'
+      ? (f) => requestIdleCallback(f, { timeout: 1000 }) : (f) => setTimeout(f, 0);
+    let sweep = 0; // the measuring pass under way; a new width starts another and the old one stops
     function reserveTallest() {
-      const chosen = Object.assign({}, state);
-      container.style.minHeight = '';
+      const mine = ++sweep, names = lab.order.slice();
       let tallest = 0;
-      lab.order.forEach((name) => {
-        Object.assign(state, { run: name, k: -1, i: -1 });
+      const measureNext = () => {
+        if (mine !== sweep) return;
+        const chosen = Object.assign({}, state), room = container.style.minHeight;
+        container.style.minHeight = '';
+        const name = names.shift();
+        lab.runs[name].seeds.forEach((_, s) => {
+          Object.assign(state, { run: name, s: s, k: -1, i: -1 });
+          draw(true);
+          tallest = Math.max(tallest, container.getBoundingClientRect().height);
+        });
+        Object.assign(state, chosen);
         draw(true);
-        tallest = Math.max(tallest, container.getBoundingClientRect().height);
-      });
-      Object.assign(state, chosen);
-      draw(true);
-      container.style.minHeight = `${Math.ceil(tallest)}px`;
-      container.dataset.roomWidth = String(Math.round(container.getBoundingClientRect().width)); // for tests
+        if (names.length) {
+          container.style.minHeight = room;
+          whenIdle(measureNext);
+        } else {
+          container.style.minHeight = `${Math.ceil(tallest)}px`;
+          container.dataset.roomWidth = String(Math.round(container.getBoundingClientRect().width)); // for tests
+        }
+      };
+      measureNext();
     }
     if (typeof ResizeObserver !== 'undefined') {
-      const whenIdle = typeof requestIdleCallback === 'function'
-        ? (f) => requestIdleCallback(f, { timeout: 1000 }) : (f) => setTimeout(f, 0);
       let width = 0, waiting = false;
       new ResizeObserver((entries) => {
         const w = Math.round(entries[entries.length - 1].contentRect.width);
@@ -349,17 +372,20 @@
 
     function draw(reshape) {
       const run = lab.runs[state.run];
-      const n = run.snapshots.length;
+      const s = Math.min(state.s, run.seeds.length - 1), record = run.seeds[s];
+      const n = record.snapshots.length;
       const k = ((state.k % n) + n) % n;
-      const i = ((state.i % run.probe.length) + run.probe.length) % run.probe.length;
-      const data = labViewData(run, k, i);
+      const i = ((state.i % record.probe.length) + record.probe.length) % record.probe.length;
+      const data = labViewData(run, s, k, i);
       const labels = data.labels;
       if (reshape) {
-        text.innerHTML = lab.described[state.run];
+        text.innerHTML = lab.described[state.run] + lab.at_seed[state.run][s];
+        seedSelect.value = String(s);
         slider.max = String(n - 1);
+        slider.disabled = n === 1; // only the trained head ships for this seed (its note says so)
         querySelect.textContent = '';
         labels.forEach((t, q) => querySelect.appendChild(el('option', { value: String(q), text: `${q}: ${t}` })));
-        chart = { lines: curves(run, lab.runs), steps: run.steps };
+        chart = { lines: curves(run, s, lab.runs), steps: run.steps };
         drawChart();
       }
       slider.value = String(k);
@@ -380,10 +406,12 @@
       }
       steps.innerHTML = data.steps;
       container.dataset.run = state.run;
+      container.dataset.seed = String(record.seed);
       container.dataset.snapshot = String(k);
     }
 
     runSelect.addEventListener('change', () => { state.run = runSelect.value; state.k = -1; state.i = -1; draw(true); });
+    seedSelect.addEventListener('change', () => { state.s = Number(seedSelect.value); state.k = -1; draw(true); });
     slider.addEventListener('input', () => { state.k = Number(slider.value); draw(false); });
     querySelect.addEventListener('change', () => { state.i = Number(querySelect.value); draw(false); });
     draw(true);

@@ -19,18 +19,24 @@ CELL_WIDTH = "el => el.getBoundingClientRect().width"
 HEIGHT = "el => el.getBoundingClientRect().height"
 # static/lab.js has reserved the lab's room at its present width
 ROOM_MEASURED = "el => el.dataset.roomWidth === String(Math.round(el.getBoundingClientRect().width))"
-# Each run picked as the run picker does: the lab's height, and its height without the reserved room.
+# Each run at each seed, picked as the pickers do: the lab's height, and its height without the reserved room.
 EVERY_RUNS_HEIGHTS = """el => {
-  const select = el.querySelector('select.lab-run'), out = {};
-  for (const option of select.options) {
-    select.value = option.value;
-    select.dispatchEvent(new Event('change'));
-    const room = el.style.minHeight;
-    const height = el.getBoundingClientRect().height;
-    el.style.minHeight = '';
-    out[option.value] = {height, natural: el.getBoundingClientRect().height};
-    el.style.minHeight = room;
+  const runs = el.querySelector('select.lab-run'), seeds = el.querySelector('select.lab-seed'), out = {};
+  for (const run of runs.options) {
+    runs.value = run.value;
+    runs.dispatchEvent(new Event('change'));
+    for (const seed of seeds.options) {
+      seeds.value = seed.value;
+      seeds.dispatchEvent(new Event('change'));
+      const room = el.style.minHeight;
+      const height = el.getBoundingClientRect().height;
+      el.style.minHeight = '';
+      out[run.value + ' at seed ' + seed.text] = {height, natural: el.getBoundingClientRect().height};
+      el.style.minHeight = room;
+    }
   }
+  seeds.value = '0';
+  seeds.dispatchEvent(new Event('change'));
   return out;
 }"""
 
@@ -55,11 +61,25 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
     assert at_start != before
     assert slider.get_attribute("aria-valuetext").startswith("step 0,")
 
-    lab.locator("select.lab-run").select_option("induction")
-    assert body.get_attribute("data-run") == "induction"
+    lab.locator("select.lab-run").select_option("triggers")
+    assert body.get_attribute("data-run") == "triggers"
     assert weights.inner_text() != at_start
     assert lab.locator('table[data-name="layer0"]').is_visible()
+    assert "formed" in lab.locator("ul.verdicts").inner_text()
+    # another seed: its own trained head, curves and note; only the trained head ships for it
+    trained = weights.inner_text()
+    curve = lab.locator('polyline[data-line="train"]').get_attribute("points")
+    lab.locator("select.lab-seed").select_option(label="1")
+    assert body.get_attribute("data-seed") == "1"
+    assert weights.inner_text() != trained
+    assert lab.locator('polyline[data-line="train"]').get_attribute("points") != curve
+    assert lab.locator("p.seed-note").inner_text().startswith("Drawn: seed 1.")
+    assert slider.is_disabled() and slider.get_attribute("aria-valuetext").startswith("step 3000,")
+    lab.locator("select.lab-run").select_option("positional-lookup")  # the seed stays as picked
+    assert body.get_attribute("data-seed") == "1"
     assert "followed" in lab.locator("p.claim").inner_text()
+    lab.locator("select.lab-seed").select_option(label="0")
+    assert not slider.is_disabled()
     page.wait_for_timeout(300)
     assert len(sent or []) == quiet, (sent or [])[quiet:]  # no round trip
     for width in widths:
@@ -81,7 +101,8 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
     natural = {run: h["natural"] for run, h in heights.items()}
     assert abs(max(natural.values()) - reserved) <= 1, natural  # the tallest run's room, not more
     lab.locator("select.lab-run").select_option("no-scale")
-    assert natural["no-scale"] < reserved  # a short run: room below it, the same as on the first screen
+    # a short run: room below it, the same as on the first screen
+    assert natural["no-scale at seed 0"] < reserved
     assert not lab.locator('table[data-name="W_Q"]').is_visible()
     page.screenshot(path=str(artifacts / f"lab-{name}-no-scale.png"), full_page=True)
 
