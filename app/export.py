@@ -52,6 +52,7 @@ from widgets.state import HeadState
 from widgets.style import text_panel, wrapping_row
 
 ROOT = Path(__file__).resolve().parents[1]
+PYFORMAT_JS = ROOT / "static" / "pyformat.js"
 ATTENTION_JS = ROOT / "static" / "attention.js"
 EXPLORER_JS = ROOT / "static" / "explorer.js"
 EXPLORER_PAGE_JS = ROOT / "static" / "explorer_page.js"
@@ -59,7 +60,6 @@ WHEN_BOKEH_JS = ROOT / "static" / "when_bokeh.js"
 BOKEH_PATCH_JS = ROOT / "static" / "bokeh_patch.js"
 A11Y_JS = ROOT / "static" / "a11y.js"
 A11Y_CSS = ROOT / "static" / "a11y.css"
-EXPORT_CSS = ROOT / "static" / "export.css"
 PAGE_CSS = ROOT / "static" / "page.css"
 MAX_BYTES = 2_500_000
 
@@ -97,8 +97,6 @@ EMBED_WAIT = re.compile(
 # soon as the first part's views are made (bindNow), without waiting for document_ready.
 BIND_CALLBACK = "head-bind"
 
-
-CSS = ""  # extra rules for the export only, with static/export.css if there is one
 
 # Bokeh's embed script closes <main>, so the training lab (inserted after </main>, app/export_lab.py) is
 # parsed and drawn after the head's first views are made: with the lab's DOM already in the page, every
@@ -290,10 +288,8 @@ def head_scripts() -> str:
     """The <style> and <script> blocks that must come before the Bokeh document: the BokehJS patch, the
     core's port, the explorer's logic, its binding, static/a11y.js (control names, the figures' tables,
     focus rings; before the binding's first change of shape, which renames the controls)."""
-    css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
-    style = [f"<style>{css}</style>"] if css.strip() else []
-    paths = WHEN_BOKEH_JS, BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
-    return "\n".join([*style, *map(_script, _read(*paths))])
+    paths = WHEN_BOKEH_JS, BOKEH_PATCH_JS, PYFORMAT_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
+    return "\n".join(map(_script, _read(*paths)))
 
 
 def after_scripts(extra: list[str] | tuple[str, ...] = ()) -> str:

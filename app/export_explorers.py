@@ -41,8 +41,9 @@ from widgets.saturation_state import js_config as saturation_config
 from widgets.style import text_panel
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
-# Loaded in this order: the ports need PyFormat and InputChecks, the binding needs the ports.
-SCRIPTS = ("pyformat.js", "checks.js", "cost.js", "saturation.js", "explorer_tabs.js")
+# Loaded in this order: the ports need PyFormat (static/pyformat.js, loaded with the head's scripts by
+# app/export.py head_scripts) and InputChecks, the binding needs the ports.
+SCRIPTS = ("checks.js", "cost.js", "saturation.js", "explorer_tabs.js")
 AREA = ("more", TAB_TITLE)
 
 
@@ -67,7 +68,7 @@ def _callback(handler: str, kind: str, models: dict) -> CustomJS:
 def cost_page(settings: CostSettings | None = None) -> CostPage:
     """The served cost page, its controls wired to static/explorer_tabs.js."""
     s = settings or CostSettings()
-    page = CostPage(cost_viewdata.view_data(s.cost, s.gpu_gb), s.inputs(), s.preset)
+    page = CostPage(cost_viewdata.view_data(s.cost, s.gpu_gb, s.tile), s.inputs(), s.preset)
     plot = page.plot
     models = {
         "key": page.preset,
@@ -100,7 +101,7 @@ def cost_page(settings: CostSettings | None = None) -> CostPage:
 def saturation_page(settings: SaturationSettings | None = None) -> SaturationPage:
     """The served saturation page, its controls wired to static/explorer_tabs.js."""
     s = settings or SaturationSettings()
-    page = SaturationPage(saturation_viewdata.view_data(s.curve, s.point), s.inputs())
+    page = SaturationPage(saturation_viewdata.view_data(s.curve, s.point, s.worked), s.inputs())
     plots = page.plots
     models = {
         "key": page.d_buttons,
@@ -111,6 +112,7 @@ def saturation_page(settings: SaturationSettings | None = None) -> SaturationPag
         "entropy_range": plots.entropy.y_range,
         "chosen": list(plots.chosen),
         "readout": page.readout,
+        "row": page.row,
         "message": page.message,
         "d": page.d_buttons,
         "boxes": dict(page.boxes),

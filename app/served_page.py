@@ -13,7 +13,6 @@ import panel as pn
 from bokeh.models import CustomJS
 from panel.io.resources import _env as PANEL_TEMPLATES
 
-from widgets.controls import DRAWS_OWN_MOVES
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
 from widgets.going_further import COST_TITLE, LAB_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
@@ -37,6 +36,8 @@ TEMPLATE = (
     + "</script><script>"
     + (ROOT / "static" / "send_latest.js").read_text()  # issue 13: one property change in flight
     + """</script><script>"""
+    + (ROOT / "static" / "pyformat.js").read_text()  # the page's one number formatter and HTML escaper
+    + "</script><script>"
     + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
     + "</script><script>"
     + (ROOT / "static" / "explorer.js").read_text()  # the page draws a student's own moves: follow_in_browser
@@ -62,7 +63,7 @@ TEMPLATE = (
     {{ embed(roots.editor) }}</section>
   <section class="area-more" aria-label="Going further">{{ embed(roots.more) }}</section>
 </main>
-{{ embed(roots.location) }}
+{{ embed(roots.location) }}{{ embed(roots["head-channel"]) }}
 {% endblock %}
 """
 )
@@ -140,10 +141,9 @@ def follow_in_browser(doc, explorer: HeadExplorer) -> None:
     config = {
         **logic_config(explorer.state, presets={}),  # presets stay the server's
         "view": VIEW,
-        "draws_own_moves": DRAWS_OWN_MOVES,
         "models": {
             **explorer.page.figure_models(),
-            "shown": ref(explorer.page.steps),
+            "channel": ref(explorer.channel),
             "query": ref(controls.query),
             "switches": {name: ref(widget) for name, widget in controls.switches.items()},
         },
@@ -162,6 +162,8 @@ def serve_page(explorer: HeadExplorer, title: str = "One attention head", classr
     page = with_classroom(page if page is not None else explorer_page(explorer), classroom)
     # One model-graph walk for the whole page: otherwise Bokeh re-walks every
     # model of the document after each root the template adds (~0.7 s a session).
-    with pn.state.curdoc.models.freeze():
+    doc = pn.state.curdoc
+    with doc.models.freeze():
         page.servable(title=title)
-    follow_in_browser(pn.state.curdoc, explorer)
+        doc.add_root(explorer.channel)  # widgets/channel.py: a root of its own (the template embeds it)
+    follow_in_browser(doc, explorer)

@@ -5,8 +5,9 @@
 // hooks one BokehJS method, DOMView.r_after_render (called once a view and its children are rendered),
 // and fixes up each view from data the page declares (widgets/a11y.py):
 //   * controls get accessible names from the document's "a11y-names" source (model name -> name), or
-//     from their own title; slider handles keep noUiSlider's aria-valuenow/-valuetext, which it updates
-//     on every move; toolbar buttons become named buttons; button groups and tabs say which is on;
+//     from their own title; slider handles keep noUiSlider's aria-valuetext, which it updates on every
+//     move, and get the exact value as aria-valuenow (noUiSlider's is rounded to one decimal); toolbar
+//     buttons become named buttons; button groups and tabs say which is on;
 //   * every figure listed in the "a11y-figures" source gets a <details> after its document root with
 //     its numbers as an HTML table, built from the figure's own ColumnDataSource (so it follows every
 //     move in both pages). A closed table is not rebuilt: it is marked stale and built when opened;
@@ -182,8 +183,7 @@
 
   // --- the page --------------------------------------------------------------------------------------
 
-  const esc = (text) =>
-    String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  const esc = (text) => win.AttentionHead.escapeHtml(text); // the page's one escaper (static/pyformat.js)
 
   const state = { hooked: false, docs: new WeakMap(), focusSheet: null, tableSheet: null, tables: new Set() };
   const isTabs = (view) => Boolean(view.model && Array.isArray(view.model.tabs) && typeof view.model.active === "number");
@@ -283,7 +283,10 @@
     const declared = model.name ? namesOf(doc).get(model.name) : undefined;
     const name = declared !== undefined ? declared : titleText(model) || labelBefore(view);
     if (declared !== undefined && typeof model.text === "string" && view.el) scrollRegion(view.el, declared);
-    for (const handle of ownFields(view, ".noUi-handle")) if (name) setAttr(handle, "aria-label", name);
+    for (const handle of ownFields(view, ".noUi-handle")) {
+      if (name) setAttr(handle, "aria-label", name);
+      exactValues(view.model, handle);
+    }
     for (const field of ownFields(view, "input:not([type=checkbox]):not([type=radio]), select, textarea")) {
       if (declared !== undefined) setAttr(field, "aria-label", declared);
     }
@@ -299,6 +302,27 @@
     else if (view.parent && view.parent._a11yMarkTabs) view.parent._a11yMarkTabs(); // a tab's new panel
     if (typeof model.text === "string") htmlTabs(view);
     if (model.renderers !== undefined && model.toolbar !== undefined) figure(view, doc);
+  }
+
+  // noUiSlider tells assistive technology a slider's value, and its ends, rounded to one decimal
+  // (aria-valuenow 0.3 for 0.25) on every move: each is written back as the model's exact value, as a link
+  // writes it (static/explorer.js numberAtStep: 0.45, not 0.4500000000000002).
+  const exact = new WeakSet();
+  function exactValues(model, handle) {
+    if (typeof model.value !== "number" || exact.has(handle)) return;
+    exact.add(handle);
+    const logic = win.HeadLogic;
+    const text = (x) => (logic && logic.numberAtStep ? logic.numberAtStep(x, model.step) : String(x));
+    const write = () => {
+      if (typeof model.value !== "number") return;
+      setAttr(handle, "aria-valuenow", text(model.value));
+      setAttr(handle, "aria-valuemin", text(model.start));
+      setAttr(handle, "aria-valuemax", text(model.end));
+    };
+    new MutationObserver(write).observe(handle, {
+      attributes: true, attributeFilter: ["aria-valuenow", "aria-valuemin", "aria-valuemax"],
+    });
+    write();
   }
 
   // A text panel that scrolls (the training lab's steps): a keyboard reaches and scrolls it only as a Tab

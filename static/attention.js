@@ -1,20 +1,26 @@
 /*
- * One attention head in the browser: a port of core/attention.py, core/trace.py
- * and widgets/viewdata.py, so the static page shows exactly what the served
- * widget shows.  tests/test_parity.py holds the two together (numbers to 1e-9,
+ * One attention head in the browser: a port of core/attention.py, core/options.py (checking an option
+ * against the table of switches), core/trace.py and widgets/viewdata.py, so the static page shows
+ * exactly what the served widget shows.  tests/test_parity.py holds the two together (numbers and
  * strings identical), so change both sides together.
  *
- * Plain ES2019, no dependencies.  In a page it defines the global
- * `AttentionHead`; in Node, require() returns the same object.
+ * The switches are not listed here: `attend` takes the table core.options.table_json() makes (the
+ * page's config.switches) and reads every option's name, default and limits from it.
+ *
+ * Plain ES2020, on static/pyformat.js (Python's number formatting: the page's one formatter and one
+ * HTML escaper).  In a page it defines the global `AttentionHead` (after PyFormat); in Node, require()
+ * returns the same object.
  */
 (function (root, factory) {
-  if (typeof module === 'object' && module.exports) module.exports = factory();
-  else root.AttentionHead = factory();
-})(typeof self !== 'undefined' ? self : this, function () {
+  if (typeof module === 'object' && module.exports) module.exports = factory(require('./pyformat.js'));
+  else root.AttentionHead = factory(root.PyFormat);
+})(typeof self !== 'undefined' ? self : this, function (PyFormat) {
   'use strict';
 
-  const NORMALISERS = ['softmax', 'raw', 'top1'];
-  const LARGEST_ENTRY = 1e100; // as core.attention: beyond this Q·Kᵀ overflows
+  const LARGEST_ENTRY = 1e100; // as core.options: beyond this Q·Kᵀ overflows
+  // as core.attention.SCORES_OVERFLOW
+  const SCORES_OVERFLOW =
+    'X, the W matrices and the X multiplier are too large together: the scores overflow to infinity';
   const EXPONENT_FROM = 1e6; // as core.trace: print huge numbers as 1.23e+06
   const EXP_SHOWN_UP_TO = 50; // as core.trace: larger rows show exp(s − max)
   const MIN_SCORE_LIMIT = 1; // as widgets.viewdata: colour range never narrower
@@ -123,48 +129,7 @@
     return best;
   }
 
-  // --- formatting, as Python's f"{x:.2f}" / f"{x:.2e}" ---------------------------
-
-  function power(base, n) {
-    let p = 1;
-    for (let k = 0; k < n; k++) p *= base; // exact while p < 2^53, unlike some Math.pow
-    return p;
-  }
-
-  // Is a exactly M·10^k?  Scaling by 2^k is exact, and 10^k = 2^k·5^k.
-  function isExactly(a, M, k) {
-    if (k < 0) {
-      const y = a * power(2, -k);
-      return Number.isInteger(y) && y * power(5, -k) === M;
-    }
-    if (k > 22) return false; // 5^k would exceed a double's 53-bit mantissa
-    const y = a / power(2, k);
-    const p = power(5, k);
-    return Number.isInteger(y) && y % p === 0 && y / p === M;
-  }
-
-  // JS's toFixed/toExponential round the exact binary value, as Python does,
-  // but break exact ties (0.125 → "0.13") away from zero; Python breaks them to
-  // even ("0.12").  So detect an exact tie and keep the even neighbour.
-  function pythonFormat(x, digits, exponent) {
-    const a = Math.abs(x);
-    const show = (n) => (exponent ? a.toExponential(n) : a.toFixed(n));
-    let text = show(digits);
-    // A fixed-point tie needs a to have at most digits + 1 binary places: check that first, it is cheap.
-    if (!exponent && !Number.isInteger(a * power(2, digits + 1))) return (x < 0 ? '-' : '') + text;
-    const [mantissa, exp = ''] = show(digits + 1).split('e');
-    if (mantissa.endsWith('5')) {
-      const fraction = (mantissa.split('.')[1] || '').length;
-      const M = Number(mantissa.replace('.', ''));
-      if (isExactly(a, M, Number(exp) - fraction)) {
-        const kept = mantissa.slice(0, -1).replace(/\.$/, '');
-        if (Number(kept[kept.length - 1]) % 2 === 0) text = kept + (exp ? 'e' + exp : '');
-      }
-    }
-    // Python writes at least two exponent digits: 1.00e+06, not 1.00e+6.
-    text = text.replace(/e([+-])(\d)$/, (_, sign, digit) => 'e' + sign + '0' + digit);
-    return (x < 0 ? '-' : '') + text;
-  }
+  // --- formatting: static/pyformat.js, as core.trace.fmt uses Python's f"{x:.2f}" / f"{x:.2e}" ----------
 
   /** One number for display: −∞ for masked, no "-0.00", exponent form when huge. */
   function fmt(x, digits = 2) {
@@ -172,7 +137,7 @@
     if (x === Infinity) return '∞';
     if (x === -Infinity) return '−∞';
     if (Number.isNaN(x)) return 'NaN';
-    let text = pythonFormat(x, digits, Math.abs(x) >= EXPONENT_FROM);
+    let text = Math.abs(x) >= EXPONENT_FROM ? PyFormat.expo(x, digits) : PyFormat.fixed(x, digits);
     if (text[0] === '-' && Number(text) === 0) text = text.slice(1);
     return text;
   }
@@ -181,15 +146,7 @@
     return '[' + Array.from(values, (v) => fmt(v, digits)).join(', ') + ']';
   }
 
-  // Python's html.escape(s, quote=True).
-  function escapeHtml(s) {
-    return String(s)
-      .replace(/&/g, '&amp;')
-      .replace(/</g, '&lt;')
-      .replace(/>/g, '&gt;')
-      .replace(/"/g, '&quot;')
-      .replace(/'/g, '&#x27;');
-  }
+  const escapeHtml = PyFormat.escapeHtml; // Python's html.escape(s, quote=True)
 
   // --- input checks -------------------------------------------------------------
 
@@ -209,23 +166,95 @@
       r.forEach((v, j) => {
         if (typeof v !== 'number') throw new AttentionError(`${name}[${i}, ${j}] is not a number`);
         if (!Number.isFinite(v)) {
-          throw new AttentionError(`${name}[${i}, ${j}] is ${v}; every entry must be a finite number`);
+          throw new AttentionError(
+            `${name}[${i}, ${j}] is ${PyFormat.reprFloat(v)}; every entry must be a finite number`);
         }
         if (Math.abs(v) > LARGEST_ENTRY) {
-          throw new AttentionError(`${name}[${i}, ${j}] is ${v}; entries must lie within ±1e+100`);
+          throw new AttentionError(`${name}[${i}, ${j}] is ${PyFormat.general(v)}; entries must lie within ` +
+            `±${PyFormat.general(LARGEST_ENTRY)}`);
         }
       });
     });
     return rows;
   }
 
-  function asFiniteNumber(name, value) {
-    const x = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (typeof x !== 'number' || !Number.isFinite(x)) {
-      throw new AttentionError(`${name} is ${String(value)}; expected a finite number`);
+  // --- an option against its row of the table (core.options), with Python's messages -----------------
+
+  const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+  const SPECIAL_NUMBER = /^[+-]?(inf|infinity|nan)$/i;
+
+  /** Python's float(value) for what a control can send; null when Python would raise. */
+  function pyFloat(value) {
+    if (typeof value === 'boolean') return value ? 1 : 0;
+    if (typeof value === 'number') return value;
+    if (typeof value !== 'string') return null;
+    const t = value.trim();
+    if (PLAIN_NUMBER.test(t)) return Number(t);
+    if (SPECIAL_NUMBER.test(t)) {
+      const neg = t[0] === '-';
+      return /nan/i.test(t) ? NaN : neg ? -Infinity : Infinity;
     }
-    if (Math.abs(x) > LARGEST_ENTRY) throw new AttentionError(`${name} is ${x}; it must lie within ±1e+100`);
+    return null;
+  }
+
+  /** repr() of what a control can send: None, a bool, a float or a string. */
+  function pyRepr(v) {
+    if (v === null || v === undefined) return 'None';
+    if (v === true) return 'True';
+    if (v === false) return 'False';
+    if (typeof v === 'number') return PyFormat.reprFloat(v);
+    const s = String(v);
+    const q = s.indexOf("'") >= 0 && s.indexOf('"') < 0 ? '"' : "'";
+    const body = s
+      .replace(/\\/g, '\\\\')
+      .replace(/\n/g, '\\n')
+      .replace(/\r/g, '\\r')
+      .replace(/\t/g, '\\t')
+      .split(q)
+      .join('\\' + q);
+    return q + body + q;
+  }
+
+  /** core.options.as_finite_number: `value` as a number, or AttentionError if it is not a usable one. */
+  function asFiniteNumber(name, value) {
+    const x = pyFloat(value);
+    if (x === null) throw new AttentionError(`${name} is ${pyRepr(value)}; expected a number`);
+    if (!Number.isFinite(x)) {
+      throw new AttentionError(`${name} is ${PyFormat.reprFloat(x)}; expected a finite number`);
+    }
+    if (Math.abs(x) > LARGEST_ENTRY) {
+      const g = PyFormat.general;
+      throw new AttentionError(`${name} is ${g(x)}; it must lie within ±${g(LARGEST_ENTRY)}`);
+    }
     return x;
+  }
+
+  /** core.options.check_option: the value option `name` takes, by its row of `switches` (the table). */
+  function checkOption(switches, name, value) {
+    const s = switches.find((row) => row.name === name);
+    if (s === undefined) throw new AttentionError(`there is no option called ${pyRepr(name)}`);
+    if (s.kind === 'toggle') return Boolean(value);
+    if (s.kind === 'choice') {
+      if (s.choices.indexOf(value) < 0) {
+        throw new AttentionError(`${name} is ${pyRepr(value)}; expected one of ${s.choices.join(', ')}`);
+      }
+      return value;
+    }
+    const x = asFiniteNumber(name, value);
+    if (!(s.low <= x && x <= s.high)) {
+      const g = PyFormat.general;
+      throw new AttentionError(`${name} is ${g(x)}; expected a number from ${g(s.low)} to ${g(s.high)}`);
+    }
+    return x;
+  }
+
+  /** Every option of the table: the given ones checked (as Options().replace), the others at their default. */
+  function optionsFrom(switches, given) {
+    if (!Array.isArray(switches)) throw new TypeError('attend() needs the table of switches (core.options.table_json())');
+    const unknown = Object.keys(given).filter((k) => !switches.some((s) => s.name === k));
+    if (unknown.length) throw new TypeError(`attend() got unknown options: ${unknown.sort().join(', ')}`);
+    return Object.fromEntries(switches.map((s) =>
+      [s.name, given[s.name] === undefined ? s.default : checkOption(switches, s.name, given[s.name])]));
   }
 
   const shape = (A) => `(${A.length}, ${A[0].length})`;
@@ -252,10 +281,11 @@
 
   /**
    * Run one head on token vectors X [T, C]; keep every step, like core.attention.attend.
-   * options: {scaling = true, causal = true, tied_qk = false, normaliser = 'softmax', x_scale = 1}
+   * options: {name: value} for any of the table's switches (scaling, causal, tied_qk, normaliser, x_scale,
+   * temperature, as `switches`, core.options.table_json(), declares them); one left out takes its default.
    */
-  function attend(X, W_Q, W_K, W_V, options = {}) {
-    const flag = (name, fallback) => (options[name] === undefined ? fallback : Boolean(options[name]));
+  function attend(X, W_Q, W_K, W_V, options, switches) {
+    const o = optionsFrom(switches, options || {});
     X = asMatrix('X', X);
     W_Q = asMatrix('W_Q', W_Q);
     W_K = asMatrix('W_K', W_K);
@@ -271,43 +301,29 @@
         throw new AttentionError(`${name} has shape ${shape(W)}; expected (${C}, ${d}) to match W_Q`);
       }
     }
-    const normaliser = options.normaliser === undefined ? 'softmax' : options.normaliser;
-    if (!NORMALISERS.includes(normaliser)) {
-      const expected = NORMALISERS.join(', ');
-      throw new AttentionError(`normaliser is ${JSON.stringify(normaliser)}; expected one of ${expected}`);
-    }
-    const x_scale = asFiniteNumber('x_scale', options.x_scale === undefined ? 1 : options.x_scale);
-    const scaling = flag('scaling', true);
-    const causal = flag('causal', true);
-    const tied_qk = flag('tied_qk', false);
-    const temperature = options.temperature === undefined ? 1 : options.temperature;
-    if (typeof temperature !== 'number' || !(temperature > 0) || !Number.isFinite(temperature)) {
-      throw new AttentionError(`temperature is ${String(temperature)}; expected a number above 0`);
-    }
 
-    const Xs = X.map((row) => row.map((v) => v * x_scale));
-    const W_K_used = tied_qk ? W_Q : W_K;
+    const Xs = X.map((row) => row.map((v) => v * o.x_scale));
+    const W_K_used = o.tied_qk ? W_Q : W_K;
     const Q = matmul(Xs, W_Q);
     const K = matmul(Xs, W_K_used);
     const V = matmul(Xs, W_V);
     const scores = matmul(Q, transpose(K));
-    if (!allFinite(scores) || !allFinite(V)) {
-      throw new AttentionError(
-        'X, the W matrices and the X multiplier are too large together: the scores overflow to infinity'
-      );
-    }
+    if (!allFinite(scores) || !allFinite(V)) throw new AttentionError(SCORES_OVERFLOW);
     const root = Math.sqrt(d);
-    let scaled = scaling ? scores.map((row) => row.map((v) => v / root)) : copy(scores);
-    if (temperature !== 1) scaled = scaled.map((row) => row.map((v) => v / temperature)); // as core.attention.cool
-    const masked = scaled.map((row, i) => row.map((v, j) => (causal && j > i ? -Infinity : v)));
-    const weights = masked.map((row) => normaliseRow(row, normaliser));
+    let scaled = o.scaling ? scores.map((row) => row.map((v) => v / root)) : copy(scores);
+    const tau = o.temperature;
+    if (tau !== 1) scaled = scaled.map((row) => row.map((v) => v / tau)); // as core.attention.cool
+    if (!allFinite(scaled)) { // only ÷τ with τ < 1 can do it; the softmax would read +∞ as masked
+      throw new AttentionError(`${SCORES_OVERFLOW} once divided by τ = ${PyFormat.general(tau)}`);
+    }
+    const masked = scaled.map((row, i) => row.map((v, j) => (o.causal && j > i ? -Infinity : v)));
+    const weights = masked.map((row) => normaliseRow(row, o.normaliser));
     const output = matmul(weights, V);
     if (!allFinite(output)) throw new AttentionError('the output overflows to infinity: use smaller values');
     return {
       X: Xs, W_Q, W_K: W_K_used, W_V, Q, K, V, scores, scaled, masked, weights, output,
       future: masked.map((row) => row.map((v) => v === -Infinity)),
-      T, C, d, scaling, causal, tied_qk, normaliser, x_scale, temperature,
-      options: { scaling, causal, tied_qk, normaliser, x_scale, temperature },
+      T, C, d, ...o, options: o,
     };
   }
 
@@ -331,7 +347,14 @@
       max_weight: maxOf(w),
       max_key: argmax(w),
       entropy,
+      shown_hundredths: shownHundredths(w),
     };
+  }
+
+  // as core.trace.shown_hundredths: the weights as printed at two places, added up, in hundredths
+  function shownHundredths(w) {
+    if (!w.every((v) => Math.abs(v) < 1e6)) return 0;
+    return w.reduce((total, v) => total + Number(fmt(v).replace('.', '')), 0);
   }
 
   // ÷√d (or why not), then ÷τ when the temperature is not 1, as core.trace._scale_lines.
@@ -558,8 +581,15 @@
 
   function checksHtml(t, labels) {
     const c = t.checks;
+    const sumsToOne = Math.abs(c.row_sum - 1) < 1e-9;
+    let total = `row sums to ${fmt(c.row_sum, 6)}`;
+    if (sumsToOne && c.shown_hundredths !== 100) { // the chapter's printed weights for 'it' add to 1.01
+      const h = c.shown_hundredths;
+      total += ` (the weights shown add to ${Math.trunc(h / 100)}.${String(h % 100).padStart(2, '0')}: ` +
+        'each is rounded to two places)';
+    }
     const items = [
-      [Math.abs(c.row_sum - 1) < 1e-9, `row sums to ${fmt(c.row_sum, 6)}`],
+      [sumsToOne, total],
       [
         c.masked_max === 0,
         c.masked_keys
@@ -591,6 +621,7 @@
   }
 
   return {
-    NORMALISERS, AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
+    AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
+    checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat,
   };
 });

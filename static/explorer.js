@@ -20,82 +20,29 @@
 })(typeof self !== 'undefined' ? self : this, function (AttentionHead) {
   'use strict';
 
-  const { AttentionError } = AttentionHead;
+  // Python's way of writing values into messages: static/pyformat.js, the page's one formatter (through
+  // static/attention.js, which checks options and numbers as core.options does).
+  const { AttentionError, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER } = AttentionHead;
+  const { reprFloat: floatRepr, general: formatG } = AttentionHead.PyFormat;
 
-  // --- Python's way of writing values into messages ---------------------------------
+  // How far a value may lie from its slider's grid, in steps, and still be written as that grid point
+  // (widgets/url_state.py STEP_NOISE; tests/test_actions.py holds the two equal).
+  const STEP_NOISE = 1e-6;
 
-  function pad2(exp) {
-    const sign = exp < 0 ? '-' : '+';
-    const digits = String(Math.abs(exp));
-    return sign + (digits.length < 2 ? '0' + digits : digits);
-  }
-
-  /** repr(float(x)): shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
-  function floatRepr(x) {
-    if (Number.isNaN(x)) return 'nan';
-    if (x === Infinity) return 'inf';
-    if (x === -Infinity) return '-inf';
-    if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-    const sign = x < 0 ? '-' : '';
-    const [mant, e] = Math.abs(x).toExponential().split('e');
-    const exp = Number(e);
-    const digits = mant.replace('.', '');
-    if (exp < -4 || exp >= 16) {
-      const m = digits.length > 1 ? digits[0] + '.' + digits.slice(1) : digits;
-      return sign + m + 'e' + pad2(exp);
+  /** widgets.url_state.number: the shortest text that reads back as x, without a trailing ".0"; given a
+   * slider's step, a value within float noise of the step's grid as that grid point (0.45, not
+   * 0.4500000000000002). Also what a slider tells assistive technology (static/a11y.js). */
+  function numberAtStep(x, step) {
+    if (step) {
+      const t = floatRepr(step);
+      const places = t.endsWith('.0') || t.indexOf('e') >= 0 ? 0 : t.split('.')[1].length;
+      const snapped = Number(x.toFixed(places));
+      if (Math.abs(snapped - x) <= STEP_NOISE * step) x = snapped + 0; // (no "-0")
     }
-    if (exp < 0) return sign + '0.' + '0'.repeat(-exp - 1) + digits;
-    if (digits.length <= exp + 1) return sign + digits + '0'.repeat(exp + 1 - digits.length) + '.0';
-    return sign + digits.slice(0, exp + 1) + '.' + digits.slice(exp + 1);
+    const text = floatRepr(x);
+    return text.endsWith('.0') ? text.slice(0, -2) : text;
   }
 
-  /** f"{x:g}": six significant digits, trailing zeros dropped, exponent form below 1e-4 and from 1e6. */
-  function formatG(x) {
-    if (Number.isNaN(x)) return 'nan';
-    if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-    if (x === 0) return Object.is(x, -0) ? '-0' : '0';
-    const sign = x < 0 ? '-' : '';
-    const [mant, e] = Math.abs(x).toExponential(5).split('e');
-    const exp = Number(e);
-    const strip = (t) => (t.indexOf('.') >= 0 ? t.replace(/0+$/, '').replace(/\.$/, '') : t);
-    if (exp < -4 || exp >= 6) return sign + strip(mant) + 'e' + pad2(exp);
-    return sign + strip(Math.abs(x).toFixed(5 - exp));
-  }
-
-  /** repr() of what a control can send: None, a bool, a float or a string. */
-  function pyRepr(v) {
-    if (v === null || v === undefined) return 'None';
-    if (v === true) return 'True';
-    if (v === false) return 'False';
-    if (typeof v === 'number') return floatRepr(v);
-    const s = String(v);
-    const q = s.indexOf("'") >= 0 && s.indexOf('"') < 0 ? '"' : "'";
-    const body = s
-      .replace(/\\/g, '\\\\')
-      .replace(/\n/g, '\\n')
-      .replace(/\r/g, '\\r')
-      .replace(/\t/g, '\\t')
-      .split(q)
-      .join('\\' + q);
-    return q + body + q;
-  }
-
-  const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-  const SPECIAL_NUMBER = /^[+-]?(inf|infinity|nan)$/i;
-
-  /** Python's float(value) for what a control can send; null when Python would raise. */
-  function pyFloat(value) {
-    if (typeof value === 'boolean') return value ? 1 : 0;
-    if (typeof value === 'number') return value;
-    if (typeof value !== 'string') return null;
-    const t = value.trim();
-    if (PLAIN_NUMBER.test(t)) return Number(t);
-    if (SPECIAL_NUMBER.test(t)) {
-      const neg = t[0] === '-';
-      return /nan/i.test(t) ? NaN : neg ? -Infinity : Infinity;
-    }
-    return null;
-  }
 
   const chars = (s) => Array.from(String(s));
   const stripPy = (s) => String(s).replace(/^[\s\u001c-\u001f]+|[\s\u001c-\u001f]+$/g, '');
@@ -103,41 +50,12 @@
   function make(config) {
     const L = config.limits;
     const SWITCHES = config.switches;
-    const SWITCH = Object.fromEntries(SWITCHES.map((s) => [s.name, s]));
     const OPTION_NAMES = SWITCHES.map((s) => s.name);
     const INPUTS = ['tokens', 'X', 'W_Q', 'W_K', 'W_V', ...OPTION_NAMES];
     const PRESET_NAMES = Object.keys(config.presets);
     const heads = new WeakMap(); // state → its head, computed once
 
-    // --- checks, with core.options' and widgets.state's messages ---------------------
-
-    function asFiniteNumber(name, value) {
-      const x = pyFloat(value);
-      if (x === null) throw new AttentionError(`${name} is ${pyRepr(value)}; expected a number`);
-      if (!Number.isFinite(x)) throw new AttentionError(`${name} is ${floatRepr(x)}; expected a finite number`);
-      if (Math.abs(x) > L.largest_entry) {
-        throw new AttentionError(`${name} is ${formatG(x)}; it must lie within ±${formatG(L.largest_entry)}`);
-      }
-      return x;
-    }
-
-    function checkOption(name, value) {
-      const s = SWITCH[name];
-      if (s.kind === 'toggle') return Boolean(value);
-      if (s.kind === 'choice') {
-        if (s.choices.indexOf(value) < 0) {
-          throw new AttentionError(`${name} is ${pyRepr(value)}; expected one of ${s.choices.join(', ')}`);
-        }
-        return value;
-      }
-      const x = asFiniteNumber(name, value);
-      if (!(s.low <= x && x <= s.high)) {
-        throw new AttentionError(
-          `${name} is ${formatG(x)}; expected a number from ${formatG(s.low)} to ${formatG(s.high)}`
-        );
-      }
-      return x;
-    }
+    // --- checks, with widgets.state's messages (an option's: AttentionHead.checkOption, as core.options) ---
 
     function checkLabels(tokens) {
       if (!Array.isArray(tokens)) throw new AttentionError('tokens must be a list of labels');
@@ -188,7 +106,7 @@
 
     function compute(v) {
       const labels = checkLabels(v.tokens);
-      const head = AttentionHead.attend(v.X, v.W_Q, v.W_K, v.W_V, options(v));
+      const head = AttentionHead.attend(v.X, v.W_Q, v.W_K, v.W_V, options(v), SWITCHES);
       if (head.T !== labels.length) {
         throw new AttentionError(`X has ${head.T} rows but there are ${labels.length} token labels`);
       }
@@ -215,7 +133,9 @@
       let next, head;
       try {
         changes = Object.assign({}, changes);
-        for (const name of OPTION_NAMES) if (name in changes) changes[name] = checkOption(name, changes[name]);
+        for (const name of OPTION_NAMES) {
+          if (name in changes) changes[name] = checkOption(SWITCHES, name, changes[name]);
+        }
         for (const name of ['X', 'W_Q', 'W_K', 'W_V']) {
           if (name in changes) changes[name] = changes[name].map((r) => Array.from(r, Number));
         }
@@ -520,13 +440,8 @@
       return Object.assign({}, state, { message: problems.join('; ') });
     }
 
-    /** widgets.url_state.number: repr without a trailing ".0". */
-    function linkNumber(x) {
-      const t = floatRepr(x);
-      return t.endsWith('.0') ? t.slice(0, -2) : t;
-    }
-
-    const encodeMatrix = (M) => M.map((row) => row.map(linkNumber).join(',')).join(';');
+    const linkNumber = numberAtStep;
+    const encodeMatrix = (M, step) => M.map((row) => row.map((x) => linkNumber(x, step)).join(',')).join(';');
 
     /** widgets.url_state.encode: every setting as link parameters, in the same order. */
     function encodeLink(state) {
@@ -537,10 +452,12 @@
       };
       for (const s of SWITCHES) {
         const v = state[s.name];
-        params[s.url_key] = s.kind === 'toggle' ? (v ? '1' : '0') : s.kind === 'choice' ? v : linkNumber(v);
+        const step = s.slider ? s.slider[2] : null;
+        params[s.url_key] = s.kind === 'toggle' ? (v ? '1' : '0') : s.kind === 'choice' ? v : linkNumber(v, step);
       }
       params.dims = state.dims.join(',');
-      for (const [key, name] of Object.entries(MATRICES)) params[key] = encodeMatrix(state[name]);
+      // X is set by the token sliders, the W entries are typed
+      for (const [key, name] of Object.entries(MATRICES)) params[key] = encodeMatrix(state[name], name === 'X' ? L.x_step : null);
       return params;
     }
 
@@ -622,9 +539,9 @@
     }
 
     return {
-      initial, apply, render, headOf, decodeLink, applyLink, encodeLink, asJson, asCsv, checkOption,
+      initial, apply, render, headOf, decodeLink, applyLink, encodeLink, asJson, asCsv,
     };
   }
 
-  return { make, floatRepr, formatG, pyRepr };
+  return { make, floatRepr, formatG, pyRepr, numberAtStep };
 });

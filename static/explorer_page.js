@@ -6,8 +6,8 @@
  * whose number depends on the shape, are made anew (from the classes of the ones Python made).
  *
  * app/export.py writes one JSON configuration (widgets/logic_config.py + model ids + view constants) and a
- * document_ready callback that calls HeadExplorerPage.bind(document, config).  Needs static/attention.js
- * and static/explorer.js before it.  A served page calls HeadExplorerPage.follow instead
+ * document_ready callback that calls HeadExplorerPage.bind(document, config).  Needs static/pyformat.js,
+ * static/attention.js and static/explorer.js before it.  A served page calls HeadExplorerPage.follow instead
  * (app/served_page.py follow_in_browser): the same writes, for a student's own moves only.
  */
 (function () {
@@ -20,8 +20,7 @@
     return chars.length <= width ? chars.join('') : chars.slice(0, width - 1).join('') + '…';
   }
 
-  const esc = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+  const esc = (text) => AttentionHead.escapeHtml(text); // the page's one escaper (static/pyformat.js)
 
   // The cells of a figure's matrices as one set of columns (widgets/matrix_plot.py side_by_side).
   function sideBySide(cells, blocks, nCols, gap) {
@@ -39,15 +38,13 @@
     return source.data instanceof Map ? source.data.get(name) : source.data[name];
   }
 
-  // Equal entries: the same number (or both NaN), or within `tolerance` of each other when given.
-  function sameColumn(a, b, tolerance) {
+  // Equal entries: the same number (or both NaN).
+  function sameColumn(a, b) {
     if (a === undefined || a === null || a.length !== b.length) return false;
     for (let k = 0; k < b.length; k++) {
       const x = a[k];
       const y = b[k];
       if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
-      if (tolerance && typeof x === 'number' && typeof y === 'number' &&
-          Math.abs(x - y) <= tolerance * Math.max(1, Math.abs(y))) continue;
       return false;
     }
     return true;
@@ -61,14 +58,13 @@
    * The writes of one state's view data into the figures and the steps panel (widgets/page.py update),
    * for the export's binding (`bind`) and a served page's own moves (`follow`). `models()` gives the
    * models as they are now (the export reads some roots later). Options: `sync: false` writes without
-   * sending the change to the server, which computes the same view itself; `tolerance` counts a number
-   * within it as unchanged (the server's answer carries Python's rounding, which is not a change).
+   * sending the change to the server, which computes the same view itself.
    */
   function painter(models, V, options) {
     const opts = options || {};
     const writeOptions = opts.sync === false ? { sync: false } : {};
     const put = (model, attrs) => model.setv(attrs, writeOptions);
-    const same = (a, b) => sameColumn(a, b, opts.tolerance);
+    const same = sameColumn;
 
     function setData(source, value) {
       put(source, { data: source.data instanceof Map ? new Map(Object.entries(value)) : value });
@@ -276,6 +272,7 @@
       console.error('explorer_page.js: embedding in steps failed; the whole page at once', err);
       return whole();
     }
+    const idle = holdIdle(doc);
     await Bokeh.embed.add_document_standalone(doc, dom._resolve_element(item), slots);
     performance.mark('head-embed-views');
     await bindNow(doc);
@@ -311,6 +308,27 @@
     performance.mark('head-embed-complete');
     embedded();
     for (const page of pages()) page.complete = true;
+    idle.release();
+  }
+
+  /**
+   * BokehJS calls a document idle (`is_idle`, then its document_ready callbacks) once each of its roots has
+   * reported its views drawn, and ignores every report after that: the roots embed adds later would keep
+   * it from ever being idle again, and tools that wait for it (screenshot and PDF exporters, link
+   * checkers) would wait forever. So the reports of the first part are held until the later roots are
+   * added, and given then: the document becomes idle once the whole page is made (the binding has run
+   * long before, bindNow). Without `notify_idle` the document is left as BokehJS makes it.
+   */
+  function holdIdle(doc) {
+    if (typeof doc.notify_idle !== 'function') return { release() {} };
+    const held = [];
+    doc.notify_idle = (model) => { held.push(model); }; // on this document only, until release
+    return {
+      release() {
+        delete doc.notify_idle; // the Document's own again
+        for (const model of held.splice(0)) doc.notify_idle(model);
+      },
+    };
   }
 
   /** Runs the document's binding callback (app/export.py BIND_CALLBACK) now: BokehJS would run it at
@@ -441,7 +459,7 @@
       part(name, M.plots[name].figure, (reshape) => paintPlot(M.plots[name], logic.render(state), state, reshape));
     }
     part('blend', M.blend.figure, (reshape) => paintBlend(logic.render(state), state, reshape));
-    part('editor', E.area, () => syncEditor(state, null));
+    part('editor', E.area, () => syncEditor(state));
 
     function isStale(name, reshape) {
       const p = parts[name];
@@ -548,14 +566,12 @@
     // the new figures, with the state of that moment (syncControls). Until then the old sliders and grids
     // stand and are not listened to (their tokens and components may not exist any more).
     let controlsDue = false;
-    page.controlsFollow = true; // for bench/bench_export.py
     function syncControlsSoon() {
       if (controlsDue) return;
       controlsDue = true;
       requestAnimationFrame(() => setTimeout(() => {
         controlsDue = false;
         syncControls(state);
-        page.slidersBuilt = performance.now(); // bench/bench_export.py: when a new shape's controls stand
       }, 0));
     }
     const slidersCurrent = () => !controlsDue && page.slidersShape === sliderShape(state);
@@ -587,7 +603,7 @@
     const messageMarkup = (s) => (s.message ? `<div class="alert">${esc(s.message)}</div>` : '');
 
     // The editor's fields, from the state (widgets/editor.py).
-    function syncEditor(s, old) {
+    function syncEditor(s) {
       setText(E.message, messageMarkup(s));
       const labels = s.tokens.join(', ');
       if (E.labels.value !== labels) E.labels.value = labels;
@@ -637,7 +653,7 @@
         if (!old || sliderShape(old) !== sliderShape(s)) buildSliders(s);
         else showSliderValues(s);
         syncPanel(s, newTokens);
-        if (!isStale('editor', !old)) syncEditor(s, old);
+        if (!isStale('editor', !old)) syncEditor(s);
         if (E.message) setText(E.message, messageMarkup(s)); // else syncEditor writes it once it is read
       } finally {
         syncing = false;
@@ -815,30 +831,30 @@
 
   /**
    * A served page (app/served_page.py) draws a student's own moves. The server stays the authority: it
-   * applies every value it receives, and publishes its state (the JSON in `config.models.shown`'s tags)
+   * applies every value it receives, and publishes its state (widgets/channel.py: the channel's `state`)
    * with every change that is not a drag. But under a class's load its answer can come a second after
    * the move, so the page does not wait for it: it shows the server's state with what its own controls
    * hold (the token sliders, the query picker, the switches), which is always the newest (the student's
    * move, or the server's value when it sets them), written without syncing it back. After each answer
    * the same is done again in the same task, before the next frame, so an answer to an older move is
-   * never seen. Once set up, the page marks the sliders' box (config.draws_own_moves) and the server sends
-   * nothing of the figures for a drag, which the page has drawn already. Only the figures and the steps
-   * panel are drawn here; the rest (the controls, the preset's note, the editor, the address) is the
-   * server's, as are presets, edits and the teacher's sends, each of which publishes the state anew.
-   * `window.headExplorerServerDraws = true` before the page loads leaves every drawing to the server
-   * (bench/own_moves.py measures both).
+   * never seen. Once set up, the page sets the channel's `drawn_by` to "page" and the server sends
+   * nothing of the figures for a drag, which the page has drawn already; while `drawn_by` is "server"
+   * (the page's drawing failed, or a test or benchmark asked for the server's answers alone) the page
+   * draws nothing. Only the figures and the steps panel are drawn here; the rest (the controls, the
+   * preset's note, the editor, the address) is the server's, as are presets, edits and the teacher's
+   * sends, each of which publishes the state anew.
    */
   function follow(doc, config) {
-    if (window.headExplorerServerDraws === true) return null;
     const logic = HeadLogic.make(config);
     const M = resolveModels(doc, config.models);
-    // Python's and JavaScript's numbers agree to 1e-9 (tests/test_actions.py), not to the last bit.
-    const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false, tolerance: 1e-9 });
+    // Python's and JavaScript's numbers agree to the last bit (tests/test_actions.py requires it), so the
+    // server's answer to a move the page has drawn is found equal and not written again.
+    const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false });
     const page = { doc, config, served: true, drawn: 0, failed: 0 };
 
     const published = () => {
       try {
-        return JSON.parse(M.shown.tags[0]);
+        return JSON.parse(M.channel.state);
       } catch (err) {
         return null;
       }
@@ -892,11 +908,11 @@
 
     let due = false;
     let stopped = false;
-    // Only what differs from what is shown is written (to 1e-9), so a server's answer with the same
+    // Only what differs from what is shown is written, so a server's answer with the same
     // numbers costs the page one comparison.
     function refresh(everything) {
       due = false;
-      if (stopped) return;
+      if (stopped || M.channel.drawn_by !== 'page') return;
       server = published() || server;
       if (!server) return;
       try {
@@ -919,7 +935,7 @@
         console.error(err);
         page.failed += 1;
         stopped = true;
-        M.tokens.tags = [];
+        M.channel.drawn_by = 'server';
       }
     }
     // Once per batch of changes: a slider moved, or the server's answer (its figures, sliders and state
@@ -940,7 +956,7 @@
       }
     }
     M.tokens.connect(M.tokens.properties.children.change, () => { wire(); soon(); });
-    M.shown.connect(M.shown.properties.tags.change, soon);
+    M.channel.connect(M.channel.properties.state.change, soon);
     M.query.connect(M.query.properties.value.change, soon);
     for (const sw of SWITCHES) {
       const widget = M.switches[sw.name];
@@ -948,7 +964,7 @@
     }
     wire();
     watchScreen();
-    M.tokens.tags = [config.draws_own_moves]; // the server need not send a drag's figures any more
+    M.channel.drawn_by = 'page'; // the server need not send a drag's figures any more
     bound.push(page);
     return page;
   }

@@ -110,6 +110,7 @@
     M.marker.data = v.marker;
     for (const span of M.chosen) span.location = v.chosen;
     setText(M.readout, v.readout);
+    setText(M.row, v.row);
   }
 
   function showSaturation(M, e) {

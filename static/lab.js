@@ -19,7 +19,7 @@
   'use strict';
 
   const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
-  const LINES = [ // source, label, colour, dash
+  const LINES = [ // as widgets/lab_view.py LINES: source, label, colour, dash
     ['train', 'this run: training loss', '#1f77b4', ''],
     ['eval', 'this run: held-out loss', '#1f77b4', '6 4'],
     ['full train', 'reference run: training loss', '#7f7f7f', ''],
@@ -64,8 +64,9 @@
   }
 
   /** What the lab shows for seed record s (an index into run.seeds), snapshot k, query i: the numbers
-   * tests/test_lab_parity.py holds equal to the numpy core's head (widgets/lab_data.head_at). */
-  function labViewData(run, s, k, i) {
+   * tests/test_lab_parity.py holds equal to the numpy core's head (widgets/lab_data.head_at). `switches` is
+   * the table of switches (core.options.table_json(), in the lab's data) the core's port reads its options by. */
+  function labViewData(run, s, k, i, switches) {
     const record = run.seeds[s];
     const labels = tokenLabels(record.probe);
     const T = labels.length;
@@ -74,7 +75,7 @@
     const out = { labels: labels, step: snap.step, query: i, seed: record.seed };
     if (snap.W_Q) {
       // the run's switches, every one the explorer has (core.options.SWITCHES), as attend takes them
-      const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), sw);
+      const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), sw, switches);
       const data = AttentionHead.viewData(head, i, labels);
       out.weights = head.weights;
       out.future = head.future;
@@ -84,7 +85,7 @@
       const A = unf16(snap.maps[String(run.shown_layer)]);
       out.weights = A;
       out.future = causalFuture(T, sw.causal);
-      const shown = A[i].slice(0, sw.causal ? i + 1 : T).map((w) => w.toFixed(2)).join(', ');
+      const shown = A[i].slice(0, sw.causal ? i + 1 : T).map((w) => AttentionHead.fmt(w)).join(', ');
       out.steps = `<p>This head is ${run.shape.d} wide: its W_Q and W_K (${run.shape.C} × ${run.shape.d}) ` +
         `are not shipped (too large to read or to inline), only its weights on the probe. Row ${i} ` +
         `(${labels[i]}): ${shown}.</p>`;
@@ -242,7 +243,7 @@
     const parts = [`<rect x="${L}" y="${T}" width="${W - L - R}" height="${plotH}" fill="none" stroke="#ccc"/>`];
     for (let k = 0; k <= 4; k++) {
       const v = (top * k) / 4;
-      parts.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(1)}</text>`);
+      parts.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${AttentionHead.fmt(v, 1)}</text>`);
       const s = Math.round((steps * k) / 4);
       parts.push(`<text x="${x(s)}" y="${T + plotH + 16}" text-anchor="middle" font-size="11">${s}</text>`);
     }
@@ -250,7 +251,8 @@
     LINES.forEach(([name, label, colour, dash], n) => {
       const l = lines[name];
       if (l.x.length) {
-        const pts = l.x.map((s, k) => `${x(s).toFixed(1)},${y(l.y[k]).toFixed(1)}`).join(' ');
+        const tenth = (v) => Math.round(v * 10) / 10; // an SVG coordinate, to a tenth of a pixel
+        const pts = l.x.map((s, k) => `${tenth(x(s))},${tenth(y(l.y[k]))}`).join(' ');
         parts.push(`<polyline data-line="${name}" points="${pts}" fill="none" stroke="${colour}" stroke-width="2" stroke-dasharray="${dash}"/>`);
       }
       const lx = beside ? W - R + 10 : L, ly = (beside ? T + 14 : T + plotH + B + 8) + 18 * n;
@@ -318,56 +320,29 @@
       }).observe(chartBox);
     }
 
-    // Room for the tallest shipped run, reserved once per width. The runs are all known here (lab.order), and
-    // their heights differ (W_Q is 8, 16 or 24 rows; layer 0 shown or not; longer or shorter findings and
-    // seed notes), so each run at each seed is drawn once, its height read, and the lab's `min-height` set to
-    // the largest before the chosen run is drawn back. A switch then never changes the lab's size: nothing
-    // below it moves and, served, BokehJS's layout of the page, which reacts to each change of its
-    // component's size, is not redone (bench/RESULTS-lab.md). The room below a short run is the same from
-    // the first screen on, not whatever the tallest run seen so far left behind.
-    // Drawing every run at every seed costs ~0.5 s on this machine, so it is done in idle moments, one run
-    // (all its seeds) per task, each task ending with the chosen run drawn back and the room as it was
-    // (nothing is painted in between), once per new width however many widths a resize passes through.
-    const whenIdle = typeof requestIdleCallback === 'function'
-      ? (f) => requestIdleCallback(f, { timeout: 1000 }) : (f) => setTimeout(f, 0);
-    let sweep = 0; // the measuring pass under way; a new width starts another and the old one stops
-    function reserveTallest() {
-      const mine = ++sweep, names = lab.order.slice();
-      let tallest = 0;
-      const measureNext = () => {
-        if (mine !== sweep) return;
-        const chosen = Object.assign({}, state), room = container.style.minHeight;
-        container.style.minHeight = '';
-        const name = names.shift();
-        lab.runs[name].seeds.forEach((_, s) => {
-          Object.assign(state, { run: name, s: s, k: -1, i: -1 });
-          draw(true);
-          tallest = Math.max(tallest, container.getBoundingClientRect().height);
-        });
-        Object.assign(state, chosen);
-        draw(true);
-        if (names.length) {
-          container.style.minHeight = room;
-          whenIdle(measureNext);
-        } else {
-          container.style.minHeight = `${Math.ceil(tallest)}px`;
-          container.dataset.roomWidth = String(Math.round(container.getBoundingClientRect().width)); // for tests
-        }
-      };
-      measureNext();
-    }
-    if (typeof ResizeObserver !== 'undefined') {
-      let width = 0, waiting = false;
-      new ResizeObserver((entries) => {
-        const w = Math.round(entries[entries.length - 1].contentRect.width);
-        // a height change (the room just reserved), or the lab hidden (a closed tab): nothing to measure
-        if (w === width || w === 0) return;
-        width = w;
-        if (!waiting) {
-          waiting = true;
-          whenIdle(() => { waiting = false; reserveTallest(); });
-        }
-      }).observe(container);
+    // The lab is as tall as the run it shows. A switch to a shorter run would shorten the page under a
+    // reader scrolled near its end, and the browser would pull the page down to its new end: the lab keeps
+    // its old height only until that room is out of sight (below the window, where dropping it moves
+    // nothing on screen), then follows its run again. No room is kept for runs not shown (issue 26: a blank
+    // band of up to 2,000 px below a short run).
+    let keptFor = null; // the scroll listener while the old height is kept
+    function keepHeight(change) {
+      // held before the change: the layout that a shorter run's first read forces would pull the page already
+      container.style.minHeight = `${Math.ceil(container.getBoundingClientRect().height)}px`;
+      change();
+      if (!keptFor) {
+        keptFor = () => {
+          const top = container.getBoundingClientRect().top;
+          const content = Array.from(container.children).reduce((bottom, child) =>
+            Math.max(bottom, child.getBoundingClientRect().bottom), top);
+          if (content < window.innerHeight && container.offsetParent !== null) return; // the room is in sight
+          container.style.minHeight = '';
+          window.removeEventListener('scroll', keptFor);
+          keptFor = null;
+        };
+        window.addEventListener('scroll', keptFor, { passive: true });
+      }
+      keptFor(); // a taller run, or the room out of sight already: at once
     }
 
     function draw(reshape) {
@@ -376,7 +351,7 @@
       const n = record.snapshots.length;
       const k = ((state.k % n) + n) % n;
       const i = ((state.i % record.probe.length) + record.probe.length) % record.probe.length;
-      const data = labViewData(run, s, k, i);
+      const data = labViewData(run, s, k, i, lab.switches);
       const labels = data.labels;
       if (reshape) {
         text.innerHTML = lab.described[state.run] + lab.at_seed[state.run][s];
@@ -410,8 +385,8 @@
       container.dataset.snapshot = String(k);
     }
 
-    runSelect.addEventListener('change', () => { state.run = runSelect.value; state.k = -1; state.i = -1; draw(true); });
-    seedSelect.addEventListener('change', () => { state.s = Number(seedSelect.value); state.k = -1; draw(true); });
+    runSelect.addEventListener('change', () => keepHeight(() => { state.run = runSelect.value; state.k = -1; state.i = -1; draw(true); }));
+    seedSelect.addEventListener('change', () => keepHeight(() => { state.s = Number(seedSelect.value); state.k = -1; draw(true); }));
     slider.addEventListener('input', () => { state.k = Number(slider.value); draw(false); });
     querySelect.addEventListener('change', () => { state.i = Number(querySelect.value); draw(false); });
     draw(true);

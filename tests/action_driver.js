@@ -1,6 +1,6 @@
 // Replays user actions through static/explorer.js for tests/test_actions.py, all sequences in one process.
 // stdin: {"config": <widgets.logic_config>, "sequences": [[action, ...], ...]}
-// stdout: [[{"state": ..., "view": ...} after each action], ...]
+// stdout: [[{"state": ..., "view": ..., "link": ...} after each action], ...]
 // NaN and ±Infinity travel as {"$f": ...} both ways (tests/json_batch.js).
 'use strict';
 const path = require('path');
@@ -21,7 +21,7 @@ const out = batch.sequences.map((actions) => {
       const inputs = JSON.stringify(Object.assign({}, state, { message: '' }));
       const view = inputs === before ? null : logic.render(state);
       before = inputs;
-      return { state, view };
+      return { state, view, link: logic.encodeLink(state) };
     } catch (err) {
       return { error: String(err && err.stack) };
     }

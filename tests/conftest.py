@@ -69,6 +69,23 @@ STYLE_WRITES_DURING_A_MOVE = """async (name) => {
 }"""
 
 
+# A served page's server draws every move from now on (widgets/channel.py `drawn_by`), as it does when the
+# page's own drawing fails: what the server answers is what shows. Waits for the page's `follow` to have
+# taken the drawing first (static/explorer_page.js).
+SERVER_DRAWS = """() => new Promise((done) => {
+  const check = () => {
+    const doc = window.Bokeh && Bokeh.documents[0];
+    const channel = doc && doc.get_model_by_name("head-channel");
+    if (channel && channel.drawn_by === "page") {
+      channel.drawn_by = "server";
+      done();
+    } else {
+      setTimeout(check, 20);
+    }
+  };
+  check();
+})"""
+
 
 def classroom_dry_run(*flags: str) -> str:
     """What `python -m app.classroom FLAGS --dry-run` prints."""

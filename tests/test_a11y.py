@@ -140,13 +140,13 @@ def series_sources():
         out += [(name, data["curve"]) for name in SERIES_COLUMNS if name.startswith("saturation")]
     for T in (100, 4096, 1_000_000):
         s = CostSettings(T=T)
-        out.append(("cost-figure", cost_viewdata.view_data(s.cost, s.gpu_gb)["lines"]))
+        out.append(("cost-figure", cost_viewdata.view_data(s.cost, s.gpu_gb, s.tile)["lines"]))
     return out
 
 
 def _saturation(d: int, T: int):
     s = SaturationSettings(d=d, T=T)
-    return s.curve, s.point
+    return s.curve, s.point, s.worked
 
 
 def test_the_further_explorers_figures_read_as_tables():

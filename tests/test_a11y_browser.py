@@ -241,13 +241,14 @@ def open_page(page, url: str):
 def further_tables() -> dict:
     """The further explorers' figures' tables on their defaults."""
     sat, cost = SaturationSettings(), CostSettings()
-    sources = {name: saturation_viewdata.view_data(sat.curve, sat.point)["curve"] for name in SERIES_COLUMNS}
-    sources["cost-figure"] = cost_viewdata.view_data(cost.cost, cost.gpu_gb)["lines"]
+    curve = saturation_viewdata.view_data(sat.curve, sat.point, sat.worked)["curve"]
+    sources = {name: curve for name in SERIES_COLUMNS}
+    sources["cost-figure"] = cost_viewdata.view_data(cost.cost, cost.gpu_gb, cost.tile)["lines"]
     return {name: series_table(sources[name], columns) for name, columns in SERIES_COLUMNS.items()}
 
 
 TAB_FIGURES = {
-    "Why ÷√d": ("saturation-spread", "saturation-weight", "saturation-entropy"),
+    "Why ÷√d": ("saturation-spread", "saturation-weight", "saturation-gradient", "saturation-entropy"),
     "Long-context cost": ("cost-figure",),
 }
 # No horizontal page scroll at 200 % zoom of a 1280 px window (WCAG 1.4.10).
@@ -483,6 +484,18 @@ def test_export_renames_sliders_for_a_preset_with_other_tokens(page, export_url)
     assert errors == []
 
 
+def test_sliders_report_their_exact_value(page, export_url):
+    """Issue 26: noUiSlider says aria-valuenow 0.3 for 0.25; the handle reports the exact value, at the
+    slider's step (0.45 for a value two roundings off it), as the page's links write it."""
+    errors = open_page(page, export_url)
+    handle = page.get_by_role("slider", name="it, component 0", exact=True)
+    for value, said in ((0.25, "0.25"), (0.1 * 3 + 0.15, "0.45"), (-1.35, "-1.35")):
+        page.evaluate(f"() => {{ Bokeh.documents[0].get_model_by_name('x-3-0').value = {value!r}; }}")
+        expect(handle).to_have_attribute("aria-valuenow", said)
+    assert handle.get_attribute("aria-valuemin") == "-2" and handle.get_attribute("aria-valuemax") == "2"
+    assert errors == []
+
+
 def test_a11y_js_says_so_when_its_bokeh_hook_is_gone(page):
     """A BokehJS without DOMView.r_after_render: nothing would be named, so the page's console says why."""
     errors = []
@@ -496,7 +509,8 @@ def test_a11y_js_says_so_when_its_bokeh_hook_is_gone(page):
 
 # The further explorers' parts that must fit the window: their layouts, figures, controls and tables.
 FURTHER_PARTS = (
-    "saturation-explorer", "saturation-d", "saturation-spread", "saturation-weight", "saturation-entropy",
+    "saturation-explorer", "saturation-d", "saturation-spread", "saturation-weight", "saturation-gradient",
+    "saturation-entropy", "saturation-worked",
     *(f"saturation-{name}" for name, _, _ in saturation_page.NUMBER_BOXES),
     "cost-explorer", "cost-figure", "cost-readout", "cost-preset", "cost-T-slider", "cost-gpu",
     *(f"cost-{name}" for name, _, _ in cost_page.NUMBER_BOXES),

@@ -195,6 +195,7 @@ def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once
         explorer = HeadExplorer()
         link = ClassLink(explorer.state, bus=bus)
         page_for(explorer, classroom=link).server_doc(doc)
+        doc.add_root(explorer.channel)  # as app/served_page.py serve_page does
         other = HeadState()
         ClassLink(other, bus=bus)
         teacher = HeadState()
@@ -206,12 +207,12 @@ def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once
         events = list(doc.callbacks._held_events)
         doc.unhold()
     changed = sorted({(type(e.model).__name__, e.attr) for e in events})
-    # (and the address, on a served page); the Div's tags: the state the figures show, which the page's
-    # own drawing of a move starts from (static/explorer_page.js follow)
+    # (and the address, on a served page); the channel's state: the state the figures show, which the page's
+    # own drawing of a move starts from (widgets/channel.py, static/explorer_page.js follow)
     expected = [
         ("ColumnDataSource", "data"),
-        ("Div", "tags"),
         ("Div", "text"),
+        ("HeadChannel", "state"),
         ("Select", "value"),
         ("Slider", "value"),
     ]

@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode
 
 import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app.export import AREAS, ATTENTION_JS, MAX_BYTES, export, main
+from app import export as export_module
+from app.export import AREAS, MAX_BYTES, export, main
 from app.fragment import page_in
 from core.trace import fmt_vector, trace
 from tests.conftest import STYLE_WRITES_DURING_A_MOVE
@@ -28,14 +30,32 @@ from widgets.state import HeadState
 from widgets.url_state import apply_params, encode
 from widgets.viewdata import step_line_html, view_data
 
-pytestmark = pytest.mark.skipif(not ATTENTION_JS.exists(), reason="static/attention.js is not there yet")
-
 CHAPTER_WEIGHTS = "weights = [0.13, 0.56, 0.14, 0.18]"
 CHAPTER_OUTPUT = "= [0.23, 0.68]"
 
 # The shortest forms that would run script if ever parsed as markup, plus quotes and an ampersand.
 HOSTILE = ("<img src=x onerror=f()>", "<svg onload=alert(1)>", "a&amp;b</script>", 'it\'s "q"')
 ROOTS = [root for _, _, roots in AREAS for root in roots]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_export_refuses_without_its_scripts(monkeypatch, tmp_path):
+    """A script the page needs is missing: the export says which and writes nothing (these tests then fail
+    rather than skip)."""
+    monkeypatch.setattr(export_module, "ATTENTION_JS", tmp_path / "attention.js")
+    with pytest.raises(SystemExit, match="attention.js is missing"):
+        export(tmp_path / "head.html")
+    assert not (tmp_path / "head.html").exists()
+
+
+def test_every_static_file_the_code_names_exists():
+    """No name of a file that is not there (app/export.py once read a static/export.css "if there is one")."""
+    named = set()
+    for path in [*ROOT.glob("app/*.py"), *ROOT.glob("widgets/*.py"), *ROOT.glob("core/*.py")]:
+        named |= set(re.findall(r'"([\w-]+\.(?:js|css))"', path.read_text()))
+    assert {"attention.js", "pyformat.js", "page.css", "checks.js", "lab.js"} <= named
+    missing = sorted(name for name in named if not (ROOT / "static" / name).exists())
+    assert not missing, missing
 
 
 @pytest.fixture(scope="module")

@@ -115,3 +115,28 @@ def test_the_binding_callback_is_the_one_embed_runs():
 
     js = (Path(__file__).resolve().parents[1] / "static" / "explorer_page.js").read_text()
     assert re.findall(r"const BIND_CALLBACK = '([^']+)'", js) == [BIND_CALLBACK]
+
+
+# Listens for the document's document_ready as soon as BokehJS has the document (before the later roots).
+READY_WATCH = """(function watch() {
+  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
+  if (!doc) return requestAnimationFrame(watch);
+  window.__ready = 0;
+  doc.on_event('document_ready', () => {
+    window.__ready += 1;
+    window.__readyComplete = HeadExplorerPage.pages[0].complete;
+  });
+})();"""
+
+
+def test_the_document_becomes_idle_once_the_whole_page_is_made(exported, context, page):
+    """Issue 26: tools that wait for Bokeh's idle state (screenshot and PDF exporters, link checkers, a
+    document_ready callback) go on: the document is idle, and says so once, when every root is made."""
+    page.add_init_script(READY_WATCH)
+    net = open_page(context, page, exported.as_uri())
+    page.wait_for_function(f"() => {PAGE} && {PAGE}.complete")
+    page.wait_for_function("() => Bokeh.documents[0].is_idle && window.__ready === 1", timeout=10000)
+    assert page.evaluate("() => window.__readyComplete") is True  # not before the later roots
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__ready") == 1
+    net.check()

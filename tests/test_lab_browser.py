@@ -17,28 +17,9 @@ STEPS_OVERFLOW = "el => el.scrollWidth - el.clientWidth"
 PAGE_OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
 CELL_WIDTH = "el => el.getBoundingClientRect().width"
 HEIGHT = "el => el.getBoundingClientRect().height"
-# static/lab.js has reserved the lab's room at its present width
-ROOM_MEASURED = "el => el.dataset.roomWidth === String(Math.round(el.getBoundingClientRect().width))"
-# Each run at each seed, picked as the pickers do: the lab's height, and its height without the reserved room.
-EVERY_RUNS_HEIGHTS = """el => {
-  const runs = el.querySelector('select.lab-run'), seeds = el.querySelector('select.lab-seed'), out = {};
-  for (const run of runs.options) {
-    runs.value = run.value;
-    runs.dispatchEvent(new Event('change'));
-    for (const seed of seeds.options) {
-      seeds.value = seed.value;
-      seeds.dispatchEvent(new Event('change'));
-      const room = el.style.minHeight;
-      const height = el.getBoundingClientRect().height;
-      el.style.minHeight = '';
-      out[run.value + ' at seed ' + seed.text] = {height, natural: el.getBoundingClientRect().height};
-      el.style.minHeight = room;
-    }
-  }
-  seeds.value = '0';
-  seeds.dispatchEvent(new Event('change'));
-  return out;
-}"""
+# How far the lab's box reaches below the last thing it shows.
+EMPTY_BELOW = """el => el.getBoundingClientRect().bottom
+  - Math.max(...Array.from(el.children, (child) => child.getBoundingClientRect().bottom))"""
 
 
 def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widths=WIDTHS) -> None:
@@ -92,18 +73,21 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
         assert weights.locator("td").first.evaluate(CELL_WIDTH) >= 39, width  # not squeezed under its number
         steps.screenshot(path=str(artifacts / f"lab-{name}-steps-{width}.png"))
     page.set_viewport_size({"width": 1440, "height": 1000})
-    # the room of the tallest shipped run is kept from the start: no run, tall or short, resizes the lab
-    # (nothing below it moves), and the room is the tallest run's, not more
-    page.wait_for_function(ROOM_MEASURED, arg=body.element_handle())  # in an idle moment after the resize
-    reserved = body.evaluate(HEIGHT)
-    heights = body.evaluate(EVERY_RUNS_HEIGHTS)  # as the run picker switches them, in one call
-    assert {h["height"] for h in heights.values()} == {reserved}, heights
-    natural = {run: h["natural"] for run, h in heights.items()}
-    assert abs(max(natural.values()) - reserved) <= 1, natural  # the tallest run's room, not more
-    lab.locator("select.lab-run").select_option("no-scale")
-    # a short run: room below it, the same as on the first screen
-    assert natural["no-scale at seed 0"] < reserved
+    # issue 26: the lab is as tall as its run (no room kept for others, no blank band below a short run),
+    # and a switch to a shorter run with the page scrolled to its end does not move the run picker
+    assert body.evaluate("el => el.style.minHeight") == ""
+    select = lab.locator("select.lab-run")
+    select.select_option("positional-lookup")
+    page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+    page.wait_for_timeout(100)
+    top = select.evaluate("el => el.getBoundingClientRect().top")
+    select.select_option("no-scale")
+    page.wait_for_timeout(100)
+    assert abs(select.evaluate("el => el.getBoundingClientRect().top") - top) <= 1  # no jump
     assert not lab.locator('table[data-name="W_Q"]').is_visible()
+    page.evaluate("() => window.scrollTo(0, 0)")  # the kept room out of sight: the lab follows its run
+    page.wait_for_function("el => el.style.minHeight === ''", arg=body.element_handle())
+    assert body.evaluate(EMPTY_BELOW) <= 2
     page.screenshot(path=str(artifacts / f"lab-{name}-no-scale.png"), full_page=True)
 
 

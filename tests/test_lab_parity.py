@@ -13,7 +13,7 @@ import pytest
 
 from core.lab.encoding import curve_steps, unf16
 from core.trace import trace
-from widgets.lab_data import has_head, head_at, load_lab, token_labels
+from widgets.lab_data import has_head, head_at, lab_payload, load_lab, token_labels
 from widgets.viewdata import checks_html, steps_html
 
 NODE = shutil.which("node")
@@ -23,13 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 DRIVER = """
 const lab = require(process.argv[1] + '/static/lab.js');
 const fs = require('fs');
-const cases = JSON.parse(fs.readFileSync(0, 'utf8'));
+const { switches, cases } = JSON.parse(fs.readFileSync(0, 'utf8'));
 const read = (f) => JSON.parse(fs.readFileSync(process.argv[1] + '/static/lab/' + f + '.json', 'utf8'));
 const runs = {};
 for (const name of read('index').runs) runs[name] = read(name);
 const out = cases.map(([name, s, k, i]) => {
   const run = runs[name];
-  const d = lab.labViewData(run, s, k, i);
+  const d = lab.labViewData(run, s, k, i, switches);
   const c = lab.curves(run, s, runs);
   return {weights: d.weights, steps: d.steps, layer0: d.layer0, W: d.W, step: d.step, labels: d.labels,
           seed: d.seed, curves: c};
@@ -45,7 +45,11 @@ def test_js_lab_shows_the_cores_head():
     cases = [(n, s, k, i) for n in runs for s in (0, last[n]) for k in (0, 7, -1) for i in (0, 5, 11)]
     cases = [(n, s, k % len(runs[n]["seeds"][s]["snapshots"]), i) for n, s, k, i in cases]
     proc = subprocess.run(
-        [NODE, "-e", DRIVER, str(ROOT)], input=json.dumps(cases), capture_output=True, text=True, timeout=60
+        [NODE, "-e", DRIVER, str(ROOT)],
+        input=json.dumps({"switches": lab_payload()["switches"], "cases": cases}),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     for (name, s, k, i), js in zip(cases, json.loads(proc.stdout)):

@@ -18,7 +18,7 @@ from bokeh.models import Model
 from core.attention import attend
 from core.presets import PRESETS
 from core.trace import trace
-from tests.conftest import STYLE_WRITES_DURING_A_MOVE
+from tests.conftest import SERVER_DRAWS, STYLE_WRITES_DURING_A_MOVE
 
 CHAPTER = PRESETS["chapter"]
 LABELS = CHAPTER.tokens
@@ -63,19 +63,20 @@ def explorer(served_app, page):
 
 @pytest.fixture
 def server_drawn(served_app, page):
-    """The same, with the page's own drawing of a move off (static/explorer_page.js follow): the server's
+    """The same, with the page's own drawing of a move off (widgets/channel.py `drawn_by`): the server's
     answers alone draw it, as for a client without that script, so what the server answers shows."""
-    page.add_init_script("window.headExplorerServerDraws = true;")
-    yield from opened(served_app, page)
+    yield from opened(served_app, page, server_draws=True)
 
 
-def opened(served_app, page):
+def opened(served_app, page, server_draws: bool = False):
     """Open the page; after the test, no console error or page error may have occurred."""
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(served_app)
     page.wait_for_selector(f"text={START}", timeout=30000)
+    if server_draws:
+        page.evaluate(SERVER_DRAWS)
     page.errors = errors
     yield page
     assert errors == [], errors

@@ -24,6 +24,7 @@ import math
 
 from bokeh.models import ColumnDataSource
 
+from core.saturation import STUCK
 from core.trace import fmt
 from widgets.editor import WEIGHTS
 
@@ -53,6 +54,7 @@ FIGURE_TABLES = {
     # the further explorers (widgets/saturation_page.py, widgets/cost_page.py): a row per point of the curves
     "saturation-spread": ("series", "saturation-curve", "The spread against d as a table", False),
     "saturation-weight": ("series", "saturation-curve", "The largest weight against d as a table", False),
+    "saturation-gradient": ("series", "saturation-curve", "The gradient against d as a table", False),
     "saturation-entropy": ("series", "saturation-curve", "The entropy against d as a table", False),
     "cost-figure": ("series", "cost-lines", "The FLOPs against T as a table", False),
 }
@@ -68,6 +70,13 @@ SERIES_COLUMNS = {
         ("max_weight_raw", "largest weight, without ÷√d"),
         ("max_weight_scaled", "largest weight, with ÷√d"),
     ),
+    "saturation-gradient": (
+        ("d", "d"),
+        ("gradient_raw", "mean ‖∂w/∂z‖, without ÷√d"),
+        ("stuck_raw", f"share of rows below {STUCK:g}, without ÷√d"),
+        ("gradient_scaled", "mean ‖∂w/∂z‖, with ÷√d"),
+        ("stuck_scaled", f"share of rows below {STUCK:g}, with ÷√d"),
+    ),
     "saturation-entropy": (
         ("d", "d"),
         ("entropy_raw", "entropy, without ÷√d"),
@@ -78,6 +87,8 @@ SERIES_COLUMNS = {
         ("qk_text", "Q·Kᵀ FLOPs"),
         ("proj_text", "projection FLOPs"),
         ("proj_mha_text", "projection FLOPs without K/V sharing"),
+        ("attn_text", "Q·Kᵀ + A·V FLOPs"),
+        ("proj_all_text", "Q, K, V and output projection FLOPs"),
     ),
 }
 

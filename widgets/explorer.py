@@ -5,8 +5,9 @@ head once; one watcher turns it into view data and writes every source in
 place inside a single held document change, so the browser receives one
 message per move and no figure is ever rebuilt. A served page draws the
 student's own moves itself (app/served_page.py follow_in_browser), from the
-state published here (`_publish`) and its own controls; once it says so, a
-drag's redraw sends nothing of the figures.
+state published here (`_publish`) and its own controls; while its channel
+says the page draws them (widgets/channel.py), a drag's redraw sends nothing
+of the figures.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import param
 from bokeh.core.property.validation import validate, without_property_validation
 
 from core.options import SWITCHES
+from widgets.channel import PAGE, HeadChannel
 from widgets.controls import (
     CUSTOM,
-    DRAWS_OWN_MOVES,
     preset_note,
     query_options,
     set_changed,
@@ -78,7 +79,7 @@ class HeadExplorer(pn.viewable.Viewer):
         self._syncing = False  # True while the state writes into the controls
         self.latest = LatestWins(run=self._safely)  # in a burst only each control's newest value is computed
         self._dragging = False  # True while a slider move is applied: the URL waits for the release
-        self._page_draws_moves = False  # the page said it draws its own moves (DRAWS_OWN_MOVES)
+        self.channel = HeadChannel()  # the page's JavaScript and this server: the state, who draws a move
         self._wire_controls()
         if not self.editor_on_open:
             self.open_editor()
@@ -101,13 +102,7 @@ class HeadExplorer(pn.viewable.Viewer):
                 widget.on_change("active", self._guard(partial(self._apply_widget, s.name, widget)))
         c.preset.on_change("value", self._guard(lambda new: new != CUSTOM and self.state.load(new)))
         c.reset.on_click(lambda event: self._press(self.state.reset))
-        c.tokens.layout.on_change("tags", self._page_says)
         self._wire_sliders()
-
-    def _page_says(self, attr, old, new) -> None:
-        """static/explorer_page.js follow marks the sliders' box once it draws the student's moves (and
-        unmarks it should it fail): until then, and after, this server draws every move."""
-        self._page_draws_moves = DRAWS_OWN_MOVES in (new or [])
 
     def _apply_option(self, name: str, value) -> None:
         self.state.apply(**{name: value})
@@ -207,7 +202,7 @@ class HeadExplorer(pn.viewable.Viewer):
         shape = self._shape_of()
         reshape = shape != self._shape
         self._shape = shape
-        if self._dragging and self._page_draws_moves and not reshape:
+        if self._dragging and self.channel.drawn_by == PAGE and not reshape:
             # the page has drawn this move itself, with the same numbers: no view data to make or send
             self._sync_preset()
             return
@@ -225,10 +220,10 @@ class HeadExplorer(pn.viewable.Viewer):
             self._write_url()
 
     def _publish(self) -> None:
-        """Put the state where the page's JavaScript reads it: static/explorer_page.js follow draws the
-        student's own moves (the token sliders, the query, the switches) on top of it, reading those from
-        the controls, so a drag need not publish it again."""
-        self.page.steps.tags = [json.dumps(self.state.as_data(), allow_nan=False)]
+        """Put the state where the page's JavaScript reads it (widgets/channel.py): static/explorer_page.js
+        follow draws the student's own moves (the token sliders, the query, the switches) on top of it,
+        reading those from the controls, so a drag need not publish it again."""
+        self.channel.state = json.dumps(self.state.as_data(), allow_nan=False)
 
     def _write_url(self) -> None:
         """Put the settings in the address bar, so a copied link opens the same head."""

@@ -12,6 +12,6 @@ LAB_TITLE = "Training lab"
 MORE_INTRO = (
     "Three more explorers: **Why ÷√d** shows how raw dot products spread out as the head "
     "width d grows, and what dividing by √d does to the weights; **Long-context cost** works out how the "
-    "scores matrix grows with the context length; the **Training lab** shows heads that tiny models grew "
+    "score matrix grows with the context length; the **Training lab** shows heads that tiny models grew "
     "in training, and what happened when a piece of the head was taken away."
 )

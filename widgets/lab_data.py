@@ -18,7 +18,7 @@ from functools import lru_cache
 from core.lab.encoding import snapshot_head
 from core.lab.findings import seeds_of
 from core.lab.store import LAB_DIR
-from core.options import SWITCHES
+from core.options import SWITCHES, table_json
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 # The lab's introduction, the same in the served page and the export.
@@ -55,6 +55,7 @@ def lab_payload() -> dict:
         "runs": runs,
         "described": {n: describe(r, index) for n, r in runs.items()},
         "at_seed": {n: [seed_note(r, index, k) for k in range(len(r["seeds"]))] for n, r in runs.items()},
+        "switches": table_json(),  # the table static/attention.js reads the head's options by
     }
 
 

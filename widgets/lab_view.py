@@ -18,7 +18,7 @@ from widgets.lab_data import lab_json
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 
-# The two UMD files set their globals (AttentionHead, TrainingLab) when run as this module's code.
+# The three UMD files set their globals (PyFormat, AttentionHead, TrainingLab) when run as this module's code.
 RENDER = """
 export function render({ model }) {
   const section = document.createElement('section');
@@ -35,7 +35,7 @@ class LabView(JSComponent):
 
     lab = param.String(default="", doc="the shipped runs, the introduction and the findings, as JSON")
 
-    _esm = "\n".join((STATIC / f).read_text() for f in ("attention.js", "lab.js")) + RENDER
+    _esm = "\n".join((STATIC / f).read_text() for f in ("pyformat.js", "attention.js", "lab.js")) + RENDER
     # lab.css, and the page's focus ring (static/a11y.css), inside the component's shadow root
     _stylesheets = [(STATIC / "lab.css").read_text(), (STATIC / "a11y.css").read_text()]
 

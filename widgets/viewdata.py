@@ -269,8 +269,12 @@ def checks_html(trace: Trace, labels) -> str:
     """The row's sanity checks, each with a tick or a warning sign."""
     c = trace.checks
     sums_to_one = abs(c.row_sum - 1.0) < 1e-9
+    total = f"row sums to {fmt(c.row_sum, 6)}"
+    if sums_to_one and c.shown_hundredths != 100:  # the chapter's printed weights for 'it' add to 1.01
+        h = c.shown_hundredths
+        total += f" (the weights shown add to {h // 100}.{h % 100:02d}: each is rounded to two places)"
     items = [
-        (sums_to_one, f"row sums to {fmt(c.row_sum, 6)}"),
+        (sums_to_one, total),
         (
             c.masked_max == 0.0,
             f"largest weight on the {c.masked_keys} masked key{'s' if c.masked_keys != 1 else ''}: "
