@@ -1,11 +1,13 @@
 /*
  * The training lab, in both pages: pure DOM, drawn from the shipped runs (static/lab/*.json). The static
  * export inlines them with this file (app/export_lab.py); the served page sends them once, when its tab is
- * first opened, to a Panel JSComponent that carries this file (widgets/lab_view.py). Either way a run
- * switch or a snapshot move is drawn here, in the browser, with no server. The shown head is recomputed
- * at each snapshot by the JavaScript port of the core (static/attention.js, `AttentionHead.attend` and
- * `viewData`), held equal to numpy by tests/test_parity.py and tests/test_lab_parity.py; the claim and
- * findings text comes made by Python (widgets/lab_data.describe), inside the data.
+ * first opened, to a Panel JSComponent that carries this file (widgets/lab_view.py). Either way a run or
+ * seed switch or a snapshot move is drawn here, in the browser, with no server. Each run holds one record
+ * per seed (every snapshot for the first seed, the trained head for the others). The shown head is
+ * recomputed at each snapshot by the JavaScript port of the core (static/attention.js, `AttentionHead.attend`
+ * and `viewData`), held equal to numpy by tests/test_parity.py and tests/test_lab_parity.py; the claim,
+ * the verdicts counted over the seeds, the findings and each seed's note come made by Python
+ * (widgets/lab_data.describe and seed_note), inside the data.
  *
  * Every heatmap is a real table (row and column headers are the token labels or the stream and head
  * components; masked cells and the query's row are said in words), so a screen reader reads its numbers.

@@ -54,7 +54,8 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
     assert body.get_attribute("data-seed") == "1"
     assert weights.inner_text() != trained
     assert lab.locator('polyline[data-line="train"]').get_attribute("points") != curve
-    assert lab.locator("p.seed-note").inner_text().startswith("Drawn: seed 1.")
+    note = lab.locator("p.seed-note").inner_text()
+    assert note.startswith("Drawn: seed 1 (the trained head only") and "the pair formed" in note
     assert slider.is_disabled() and slider.get_attribute("aria-valuetext").startswith("step 3000,")
     lab.locator("select.lab-run").select_option("positional-lookup")  # the seed stays as picked
     assert body.get_attribute("data-seed") == "1"

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.lab import findings
 from core.lab.encoding import snapshot_head
 from core.lab.runs import RUNS, SEEDS
 from core.lab.store import LAB_DIR, read_runs
@@ -163,7 +164,7 @@ def test_no_mask_is_counted_by_its_honest_loss():
     lnV = math.log(SHIPPED["no-mask"]["shape"]["V"])
     honest = [e["honest_loss"] for e in ends("no-mask")]
     assert held("no-mask", "generating one token at a time") == [h > lnV for h in honest]
-    assert ", ".join(f"{h:.2f}" for h in honest) in showed("no-mask")
+    assert ", ".join(findings.small(h) for h in honest) in showed("no-mask")
 
 
 def test_results_lab_is_written_from_the_files_it_describes():

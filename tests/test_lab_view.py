@@ -26,7 +26,7 @@ def test_every_shipped_run_has_its_findings_and_a_note_for_each_seed():
         # each seed drawn gets its own line, naming the seed
         notes = payload["at_seed"][name]
         assert len(notes) == len(run["seeds"])
-        assert all(f"Drawn: seed {r['seed']}." in note for note, r in zip(notes, run["seeds"]))
+        assert all(f"Drawn: seed {r['seed']}</b>" in note for note, r in zip(notes, run["seeds"]))
         if name.startswith("wide-scaled"):  # a no-scale run's reference: its numbers are in that run's text
             assert name not in lab["index"]["findings"]
             continue

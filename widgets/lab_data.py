@@ -2,7 +2,7 @@
 
 The shipped runs (static/lab/*.json, written by `python -m core.train --all`) hold each run at every seed of
 core.lab.runs.SEEDS: its curves, its numbers at the start and end, and snapshots of the shown head (its
-input on a probe sequence and its learned W_Q, W_K, W_V): ~16 for the first seed, the trained head alone
+input on a probe sequence and its learned W_Q, W_K, W_V): every one for the first seed, the trained head alone
 for the others. Both pages draw the lab with static/lab.js from `lab_payload()` (the runs, the
 introduction and the text made here: each run's claim, verdicts counted over the seeds and findings, and a
 line for each seed); it recomputes the head with the JavaScript port of the core. `head_at` is the numpy
@@ -26,9 +26,9 @@ LAB_INTRO = (
     "<h2>Training lab</h2><p>Tiny attention-only transformers trained in numpy "
     "(<code>python -m core.train</code>) on tasks where one of the chapter's claims should show. Pick a run, "
     "slide through its snapshots to watch the head's pattern form on a probe sequence, and compare its loss "
-    "with the full head's. Every run was trained from several seeds (its starting weights and its data): "
-    "what a run learns can depend on the seed, so each verdict counts the seeds where the claim held, and "
-    "the seed picker shows any one of them. Tokens are shown as letters.</p>"
+    "with the run it is set against. Every run was trained from several seeds (its starting weights and its "
+    "data): what a run learns can depend on the seed, so each verdict counts the seeds where the claim held, "
+    "and the seed picker shows any one of them. Tokens are shown as letters.</p>"
 )
 VERDICT_TEXT = {
     "reproduced": "Reproduced at every seed.",
@@ -131,27 +131,23 @@ def describe(run: dict, index: dict) -> str:
 
 
 def seed_note(run: dict, index: dict, k: int) -> str:
-    """A line for the seed drawn (seed record k): which seed, whether each check held there, and which
-    snapshots it ships."""
-    record = run["seeds"][k]
+    """A line for the seed drawn (seed record k): which seed, what it ships, and whether each check held."""
+    record, first = run["seeds"][k], run["seeds"][0]
     f = index["findings"].get(run["name"])
-    held = (
-        "; ".join(f"{c['says']}: {'yes' if c['held'][k] else 'no'}" for c in f["checks"]) + "."
+    ships = (
+        "every snapshot of training"
+        if len(record["snapshots"]) > 1
+        else f"the trained head only; seed {first['seed']} has {len(first['snapshots'])} snapshots"
+    )
+    here = (
+        " At this seed: "
+        + "; ".join(f"{c['name']} {'✓' if c['held'][k] else '✗'}" for c in f["checks"])
+        + "."
         if f
-        else "this run is the reference for another."
+        else ""
     )
-    n = len(record["snapshots"])
-    snaps = (
-        f"{n} snapshots of training ship for this seed."
-        if n > 1
-        else f"Only the trained head (step {record['snapshots'][0]['step']}) ships for this seed; seed "
-        f"{run['seeds'][0]['seed']} ships {len(run['seeds'][0]['snapshots'])} snapshots of training "
-        f"(python -m core.train {run['name']} --seed {record['seed']} prints this seed's numbers)."
-    )
-    return (
-        f'<p class="seed-note"><b>Drawn: seed {record["seed"]}.</b> At this seed, {html.escape(held)} '
-        f"{html.escape(snaps)}</p>"
-    )
+    drawn = f"<b>Drawn: seed {record['seed']}</b> ({html.escape(ships)})."
+    return f'<p class="seed-note">{drawn}{html.escape(here)}</p>'
 
 
 __all__ = [

@@ -23,6 +23,7 @@ from core.lab.encoding import curve_steps, snapshot_head
 
 @dataclass(frozen=True)
 class Check:
+    name: str  # a few words, for the line of one seed
     says: str  # what holds when the test passes, as the lab lists it
     test: Callable  # (record, compared record or None, run) -> bool, for one seed
     claim: bool = True  # a test of the chapter's claim (counted in the verdict), or of what else happened
@@ -64,32 +65,48 @@ def positional_layer(record: dict) -> int:
 
 
 NO_SCALE_CHECKS = [
-    Check("starts nearly one-hot", lambda r, ref, run: r["start"]["scores"][0]["largest_weight"] >= 0.8),
-    Check("learns slower", slower),
-    Check("barely learns", lambda r, ref, run: r["end"]["eval_loss"] > 0.5 * ln_vocabulary(run)),
+    Check(
+        "one-hot at the start",
+        "starts nearly one-hot (a row's largest weight ≥ 0.8 at initialisation)",
+        lambda r, ref, run: r["start"]["scores"][0]["largest_weight"] >= 0.8,
+    ),
+    Check("slower", "learns slower (training loss below 1.0 at least a quarter later than with ÷√d)", slower),
+    Check(
+        "barely learns",
+        "barely learns (held-out loss above half a uniform guess's)",
+        lambda r, ref, run: r["end"]["eval_loss"] > 0.5 * ln_vocabulary(run),
+    ),
 ]
 CHECKS: dict[str, list[Check]] = {
     "previous-token": [
         Check(
+            "reads the token before",
             "the head puts ≥ 0.9 of its weight on the token before",
             lambda r, ref, run: end(r)["previous_token"] >= 0.9,
         )
     ],
     "tied-qk": [
         Check(
+            "reads i−1 less well than untied",
             "the tied head reads the token before less well (≤ 0.8 × the untied head's score)",
             lambda r, ref, run: end(r)["previous_token"] <= 0.8 * end(ref)["previous_token"],
         ),
-        Check("most tokens read themselves most", lambda r, ref, run: end(r)["self_first"] >= 0.5),
+        Check(
+            "reads itself most",
+            "most tokens read themselves most",
+            lambda r, ref, run: end(r)["self_first"] >= 0.5,
+        ),
     ],
     "top-1": [
         Check(
+            "stays near a uniform guess",
             "the loss stays near a uniform guess (above 0.8 ln V)",
             lambda r, ref, run: r["end"]["eval_loss"] > 0.8 * ln_vocabulary(run),
         )
     ],
     "raw": [
         Check(
+            "larger outputs later",
             "later positions get larger outputs (the last third's ≥ 1.5 × the first third's)",
             lambda r, ref, run: end(r)["late_to_early_output"] >= 1.5,
         )
@@ -98,6 +115,7 @@ CHECKS: dict[str, list[Check]] = {
     "no-scale-sgd": NO_SCALE_CHECKS,
     "positional-lookup": [
         Check(
+            "an induction head",
             "an induction head: a head that reads what followed the token last time (≥ 0.5) and does not "
             "look a fixed distance back where nothing repeats (< 0.5)",
             lambda r, ref, run: any(
@@ -105,11 +123,13 @@ CHECKS: dict[str, list[Check]] = {
             ),
         ),
         Check(
+            "the repeat learned",
             "the repeat is learned (its loss below 0.2 × the first half's)",
             lambda r, ref, run: r["end"]["repeat_loss"] < 0.2 * r["end"]["first_half_loss"],
             claim=False,
         ),
         Check(
+            "a positional look-up",
             "a positional look-up: a head that looks a fixed distance back even where nothing repeats "
             "(≥ 0.5)",
             lambda r, ref, run: max(s["positional"] for s in r["end"]["scores"]) >= 0.5,
@@ -118,16 +138,19 @@ CHECKS: dict[str, list[Check]] = {
     ],
     "no-mask": [
         Check(
+            "training loss near zero",
             "the training loss falls to nearly zero (below 0.01)",
             lambda r, ref, run: tail_loss(r) < 0.01,
         ),
         Check(
+            "worse than a guess when generating",
             "generating one token at a time it does worse than a uniform guess",
             lambda r, ref, run: r["end"]["honest_loss"] > ln_vocabulary(run),
         ),
     ],
     "triggers": [
         Check(
+            "the pair formed",
             "the pair formed: layer 0 reads the token before where a trigger was (> 0.5) and layer 1 looks "
             "up what followed a repeated trigger (> 0.5)",
             lambda r, ref, run: (
@@ -240,7 +263,7 @@ def tied_text(run, runs) -> list[str]:
         f"Previous-token score with W_K = W_Q: {each(scores_at_end(run, 'previous_token'))}, against "
         f"{each(scores_at_end(ref, 'previous_token'))} with separate matrices ({seeds_of(run)}).",
         f"Queries whose largest weight is on themselves: {itself}. A tied score q_i·q_j can still favour "
-        "another token, one whose query is longer (q·k ≤ |q||k|), as the explorer's tied Q = K note shows: "
+        "another token, one whose query is longer (q·k ≤ |q||k|), as the explorer's W_K = W_Q note shows: "
         "how many tokens read themselves most depends on the lengths the run learns.",
         f"Held-out loss of the tied model: {each(losses, small)}, against "
         f"{each(at_end(ref, 'eval_loss'), small)} untied ({uniform_guess(run)}): "
@@ -340,8 +363,8 @@ def no_mask_text(run, runs) -> list[str]:
         f"Training loss {each(over(run, tail_loss), small)} against {each(over(ref, tail_loss), small)} for "
         f"the masked model ({seeds_of(run)}).",
         "Generating one token at a time, so that nothing ahead exists: loss "
-        f"{each(at_end(run, 'honest_loss'))}, against {each(at_end(ref, 'eval_loss'), small)} for the masked "
-        f"model and {uniform_guess(run)}.",
+        f"{each(at_end(run, 'honest_loss'), small)}, against {each(at_end(ref, 'eval_loss'), small)} for the "
+        f"masked model and {uniform_guess(run)}.",
     ]
 
 
@@ -352,7 +375,7 @@ def triggers_text(run, runs) -> list[str]:
         f"previous-token score {each(scores_at_end(run, 'previous_token_after_triggers'))} "
         f"({each(scores_at_end(run, 'previous_token'))} over all positions); layer 1 at repeated triggers: "
         f"induction score {each(scores_at_end(run, 'induction_at_triggers', 1))} ({seeds_of(run)}).",
-        f"Loss on the tokens after a repeated trigger: {each(at_end(run, 'recall_loss'))} "
+        f"Loss on the tokens after a repeated trigger: {each(at_end(run, 'recall_loss'), small)} "
         f"({uniform_guess(run)}).",
     ]
     if all(formed):
@@ -392,7 +415,9 @@ def findings(runs: dict) -> dict:
         run = runs.get(name)
         if run is None or (run["compare"] and run["compare"] not in runs):
             continue
-        counted = [{"says": c.says, "claim": c.claim, "held": held(run, runs, c)} for c in checks]
+        counted = [
+            {"name": c.name, "says": c.says, "claim": c.claim, "held": held(run, runs, c)} for c in checks
+        ]
         out[name] = {
             "verdict": verdict(counted),
             "seeds": [r["seed"] for r in run["seeds"]],
