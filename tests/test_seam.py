@@ -169,13 +169,13 @@ EMPTY_RECTS = """async (link) => {
 
 @pytest.mark.seam
 def test_empty_cells_trace_no_paths(exported, page):
-    """emptyRects: with 14 tokens the weights are a picture and their cells draw nothing; a move then
-    traces far fewer rectangles than there are cells (14 × 14 in the weights alone, more below)."""
+    """emptyRects: with 16 tokens the weights are a picture and their cells draw nothing; a move then
+    traces far fewer rectangles than there are cells (16 × 16 in the weights alone, more below)."""
     open_export(page, exported)
-    tokens = [f"t{k}" for k in range(14)]
-    X = ";".join(",".join(f"{(k * 7 + c * 3) % 10 / 10 - 0.5:.1f}" for c in range(3)) for k in range(14))
+    tokens = [f"t{k}" for k in range(16)]
+    X = ";".join(",".join(f"{(k * 7 + c * 3) % 10 / 10 - 0.5:.1f}" for c in range(3)) for k in range(16))
     got = page.evaluate(EMPTY_RECTS, {"preset": "custom", "tokens": ",".join(tokens), "X": X})
-    assert got["cells"] == 14 * 14 and got["rects"] < got["cells"], got
+    assert got["cells"] == 16 * 16 and got["rects"] < got["cells"], got
 
 
 @pytest.mark.seam  # (it checks the seam's own error, which --stock-bokeh keeps out of the console)
