@@ -122,7 +122,8 @@ def test_blend_plot_draws_the_values_the_output_and_the_lines_between_them(case)
     darker as its weight is larger, the hull's corners among the values, and axes named after a and b."""
     head, i, labels, dims = case
     a, b = plotted_dims(head.d, dims)
-    b_data = view_data(head, i, labels, dims)["blend"]
+    data = view_data(head, i, labels, dims)
+    b_data = data["blend"]
     vx = head.V[:, a].tolist()
     vy = head.V[:, b].tolist() if b is not None else [0.0] * head.T
     out = head.output[i]
@@ -147,6 +148,11 @@ def test_blend_plot_draws_the_values_the_output_and_the_lines_between_them(case)
         assert corners == {p for p in distinct if is_vertex(p, distinct)}
     names = {"x": f"value[{a}]", "y": f"value[{b}]" if b is not None else "(d = 1)"}
     assert b_data["axes"] == names
+    # each value's name on the side of its point that faces the middle of the frame, so it stays inside
+    x0, x1 = data["bounds"][:2]
+    for x, align, dx in zip(vx, b_data["values"]["align"], b_data["values"]["dx"]):
+        towards_middle = ("right", -1) if x > (x0 + x1) / 2 else ("left", 1)
+        assert (align, math.copysign(1, dx)) == towards_middle
 
 
 def cross(o, p, q) -> float:
