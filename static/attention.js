@@ -249,7 +249,9 @@
 
   /** Every option of the table: the given ones checked (as Options().replace), the others at their default. */
   function optionsFrom(switches, given) {
-    if (!Array.isArray(switches)) throw new TypeError('attend() needs the table of switches (core.options.table_json())');
+    if (!Array.isArray(switches)) {
+      throw new TypeError('attend() needs the table of switches (core.options.table_json())');
+    }
     const unknown = Object.keys(given).filter((k) => !switches.some((s) => s.name === k));
     if (unknown.length) throw new TypeError(`attend() got unknown options: ${unknown.sort().join(', ')}`);
     return Object.fromEntries(switches.map((s) =>

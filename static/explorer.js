@@ -543,5 +543,5 @@
     };
   }
 
-  return { make, floatRepr, formatG, pyRepr, numberAtStep };
+  return { make, numberAtStep };
 });

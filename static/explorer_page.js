@@ -5,9 +5,10 @@
  * a new shape (tokens, C, d) changes their data, ranges and ticks, and only the sliders and the W grids,
  * whose number depends on the shape, are made anew (from the classes of the ones Python made).
  *
- * app/export.py writes one JSON configuration (widgets/logic_config.py + model ids + view constants) and a
- * document_ready callback that calls HeadExplorerPage.bind(document, config).  Needs static/pyformat.js,
- * static/attention.js and static/explorer.js before it.  A served page calls HeadExplorerPage.follow instead
+ * app/export.py writes the page's document and one JSON configuration (widgets/logic_config.py + model ids +
+ * view constants), which HeadExplorerPage.embed makes and binds (bind).  Needs static/pyformat.js,
+ * static/attention.js and static/explorer.js before it, and uses static/bokeh_seam.js where it is on.
+ * A served page calls HeadExplorerPage.follow instead
  * (app/served_page.py follow_in_browser): the same writes, for a student's own moves only.
  */
 (function () {
@@ -95,6 +96,11 @@
       if (show && (size && size.value !== undefined ? size.value : size) !== font) {
         put(plot.numbers.glyph, { text_font_size: font }); // before its source: one change of visuals
       }
+      // Hidden numbers read an empty source (widgets/matrix_plot.py no_numbers): the one Python made, when
+      // the page started with them hidden, else one made here.
+      if (!show && !plot.no_numbers) {
+        plot.no_numbers = new plot.source.constructor({ data: { x: [], y: [], text: [], value: [] } });
+      }
       if (plot.numbers.visible !== show) put(plot.numbers, { visible: show });
       const source = show ? plot.source : plot.no_numbers;
       if (plot.numbers.data_source !== source) put(plot.numbers, { data_source: source });
@@ -154,37 +160,14 @@
       if (b.note.text !== view.layout.blend.note) put(b.note, { text: view.layout.blend.note });
     }
 
-    // The steps panel changes on every move. BokehJS answers a Div's new text by rendering the whole view
-    // anew (its shadow root, style sheets, layout: ~7 ms a move, more than the pure logic and the figures'
-    // data together); its text is written here into the element that view already holds, and the model
-    // gets the same text without the change event, so it reads what is shown.
-    let stepsView = null;
+    // The steps panel changes on every move: its text is written into the element its view shows where
+    // static/bokeh_seam.js can (only the texts that differ), else set on the model (BokehJS renders the
+    // Div anew).
     function setSteps(text) {
       const div = models().steps;
       if (div.text === text) return;
-      if (stepsView === null && window.Bokeh && Bokeh.index) stepsView = Bokeh.index.find_one(div) || false;
-      const el = stepsView && stepsView.markup_el;
-      if (!el || !el.isConnected || div.render_as_text) {
-        put(div, { text });
-        return;
-      }
-      div.setv({ text }, Object.assign({ silent: true }, writeOptions));
-      if (typeof stepsView.has_math_disabled === 'function' && !stepsView.has_math_disabled()) stepsView.rerender();
-      else writeMarkup(el, text);
-    }
-
-    // A move changes the steps' numbers, not their markup: writing the whole HTML again made the browser
-    // drop and re-lay out the panel's ~200 nodes (its table, spans and checks) every move. The new HTML
-    // is parsed off the page; when its nodes have the tags and attributes of those shown, only the texts
-    // that differ are written, else the panel's content is replaced as innerHTML would.
-    const parser = document.createElement('template');
-    function writeMarkup(el, html) {
-      parser.innerHTML = html;
-      const fresh = parser.content;
-      const { sameNodes, copyTexts } = window.BokehPatch; // static/bokeh_patch.js, loaded before this file
-      if (sameNodes(el, fresh)) copyTexts(fresh, el);
-      else el.replaceChildren(...fresh.childNodes);
-      parser.innerHTML = '';
+      const seam = window.BokehSeam;
+      if (!seam || !seam.writeDivText(div, text, writeOptions)) put(div, { text });
     }
 
     function sizesOf(plot, layout) {
@@ -251,84 +234,74 @@
   const nextTask = () => new Promise((done) => setTimeout(done, 0));
 
   /**
-   * Bokeh's embed_items for the page's one document (app/export.py calls this in its place), except that
-   * the roots named in `later` are read and get their views only after the others are ready and painted,
-   * in that order. The figures below the weights and the blend and the editor are more than half of the
-   * page's models, and not needed for the first move of a slider: app/export.py keeps their JSON apart
-   * (the script `laterId`), so neither reading it into models nor making their views holds up the first
-   * part. Each is then read in an idle moment of its own (at most LATER_MS later) and handed to the
-   * binding (page.attach, which brings it up to date), and its views are made in the next task, so a drag
-   * started meanwhile is not held. Should this BokehJS lack what this uses, Bokeh's own embed_items makes
-   * the whole page at once.
-   * app/export.py calls this as soon as the page's roots are parsed, not at DOMContentLoaded (the rest of
-   * the page, the training lab, is parsed after the first part is made), so the scripts that patch
-   * BokehJS are installed first (whenBokeh.now), and the binding is run as soon as the first part's
-   * views are made (bindNow).
+   * Makes the export's page from the JSON app/export.py writes (`configScript`: the <script> that holds
+   * its configuration: which <script>s hold the document's JSON, where its roots go, and the binding's
+   * configuration) and binds it (bind) as soon as its first part's views are made. The roots
+   * named in `later` (the figures below the weights and the blend, the control panel, the editor, the
+   * further explorers: more than half of the page's models, and not needed for a first slider move) are
+   * kept apart in a <script> of their own, read, bound (page.attach) and given views each in an idle
+   * moment of its own (at most LATER_MS later), so a drag started meanwhile is not held.
+   * Reading a root against a document already made takes BokehJS's internals (static/bokeh_seam.js);
+   * where the seam is off, Bokeh.embed.embed_items makes the whole page at once, then it is bound.
+   * Runs where app/export.py puts its script (static/export_embed.js), as soon as the roots' elements are
+   * parsed, not at DOMContentLoaded: the rest of the page (the training lab) is parsed after.
    */
-  async function embed(Bokeh, docsJson, renderItems, later, laterId) {
-    if (window.whenBokeh && window.whenBokeh.now) window.whenBokeh.now(); // static/when_bokeh.js
-    if (typeof docsJson === 'string') docsJson = JSON.parse(Bokeh.require('core/util/string').unescape(docsJson));
-    const entries = Object.entries(docsJson);
-    const item = renderItems[0];
-    const laterScript = laterId ? document.getElementById(laterId) : null;
+  async function embed(configScript) {
+    const read = (id) => JSON.parse(document.getElementById(id).textContent);
+    const config = JSON.parse(configScript.textContent);
+    const docJson = read(config.document);
+    const item = config.render_item;
     let waiting = [];
     try {
-      if (laterScript) waiting = JSON.parse(Bokeh.require('core/util/string').unescape(laterScript.textContent));
+      waiting = read(config.later);
     } catch (err) {
       console.error('explorer_page.js: the later roots cannot be read', err);
     }
-    const whole = async () => { // the document with every root, by Bokeh's embed_items
-      if (entries.length === 1) entries[0][1].roots = [...entries[0][1].roots, ...waiting];
+    const element = (id) => document.getElementById(item.roots[id]);
+    const seam = window.BokehSeam;
+    let doc = null;
+    try {
+      doc = seam && waiting.length ? seam.documentFromJson(docJson) : null;
+    } catch (err) {
+      console.error('explorer_page.js: embedding in steps failed; the whole page at once', err);
+    }
+    if (doc === null) { // the document with every root, by Bokeh's embed_items
+      docJson.roots = [...docJson.roots, ...waiting];
       try {
-        return await Bokeh.embed.embed_items(docsJson, renderItems);
+        const [views] = await Bokeh.embed.embed_items({ [item.docid]: docJson }, [item]);
+        const [first] = views;
+        if (first) bind(first.model.document, config.bind);
       } finally {
         embedded();
       }
-    };
-    if (entries.length !== 1 || renderItems.length !== 1 || !later || !later.length || !waiting.length) {
-      return whole();
+      return;
     }
     performance.mark('head-embed-start');
-    let doc, dom, Deserializer, elements, slots;
-    try {
-      dom = Bokeh.require('embed/dom');
-      Deserializer = Bokeh.require('core/serialization/deserializer').Deserializer;
-      doc = Bokeh.require('document').Document.from_json(entries[0][1]);
-      performance.mark('head-embed-json');
-      elements = dom._resolve_root_elements(item); // one a root, in the document's order: the later ones last
-      if (elements.length !== doc.roots().length + waiting.length || typeof doc.add_root !== 'function' ||
-          !(doc._all_models instanceof Map)) throw new Error('unexpected document');
-      slots = elements.slice(0, doc.roots().length);
-      embedding.add(doc);
-    } catch (err) {
-      console.error('explorer_page.js: embedding in steps failed; the whole page at once', err);
-      return whole();
-    }
-    const idle = holdIdle(doc);
-    await Bokeh.embed.add_document_standalone(doc, dom._resolve_element(item), slots);
+    // one element a root, in the document's order: the later ones join as their roots are added
+    const slots = doc.roots().map((root) => element(root.id));
+    embedding.add(doc);
+    performance.mark('head-embed-json');
+    // BokehJS calls a document idle (`is_idle`, then its document_ready callbacks) once each of its roots
+    // has reported its views drawn, and ignores every report after that: the roots added later would keep
+    // it from ever being idle again, and tools that wait for it (screenshot and PDF exporters, link
+    // checkers) would wait forever. So the first part's reports are held until the later roots are added.
+    const idle = seam.holdIdle(doc);
+    await Bokeh.embed.add_document_standalone(doc, document.body, slots);
     performance.mark('head-embed-views');
-    await bindNow(doc);
-    // otherwise the binding runs from the document's document_ready callback, which BokehJS runs once
-    // every root has reported itself idle
-    await new Promise((done) => {
-      if (bound.some((page) => page.doc === doc)) done();
-      else whenBound.set(doc, done);
-      setTimeout(done, BIND_WAIT_MS); // a page without a binding still gets its roots
-    });
+    bind(doc, config.bind);
     await afterPaint();
     const pages = () => bound.filter((page) => page.doc === doc);
     for (const json of waiting) {
       await whenIdle(LATER_MS);
       const name = json.attributes && json.attributes.name;
       performance.mark(`head-read-${name}`);
-      // read against the document's models, as Document.apply_json_patch reads a root the server adds;
-      // its own models join the document with it (add_root), meanwhile modelById finds them
-      const root = new Deserializer(doc.resolver, new Map(doc._all_models)).decode(json);
-      const models = new Map([...root.references()].map((model) => [model.id, model]));
+      // read against the document's models, as a root the server adds is read; its own models join the
+      // document with it (add_root), meanwhile modelById finds them
+      const { root, models } = seam.readRoot(doc, json);
       laterModels.set(doc, models);
       for (const page of pages()) page.attach(); // written up to date before its views are made
       await nextTask();
-      slots[doc.roots().length] = elements[doc.roots().length];
+      slots.push(element(root.id));
       performance.mark(`head-add-${name}`);
       doc.add_root(root); // BokehJS makes its views in the microtasks that follow
       laterModels.delete(doc);
@@ -342,42 +315,6 @@
     for (const page of pages()) page.complete = true;
     idle.release();
   }
-
-  /**
-   * BokehJS calls a document idle (`is_idle`, then its document_ready callbacks) once each of its roots has
-   * reported its views drawn, and ignores every report after that: the roots embed adds later would keep
-   * it from ever being idle again, and tools that wait for it (screenshot and PDF exporters, link
-   * checkers) would wait forever. So the reports of the first part are held until the later roots are
-   * added, and given then: the document becomes idle once the whole page is made (the binding has run
-   * long before, bindNow). Without `notify_idle` the document is left as BokehJS makes it.
-   */
-  function holdIdle(doc) {
-    if (typeof doc.notify_idle !== 'function') return { release() {} };
-    const held = [];
-    doc.notify_idle = (model) => { held.push(model); }; // on this document only, until release
-    return {
-      release() {
-        delete doc.notify_idle; // the Document's own again
-        for (const model of held.splice(0)) doc.notify_idle(model);
-      },
-    };
-  }
-
-  /** Runs the document's binding callback (app/export.py BIND_CALLBACK) now: BokehJS would run it at
-   * document_ready, which it sends once every root has reported itself idle, a task or two after the
-   * views are made. bind() does nothing when that call comes. */
-  async function bindNow(doc) {
-    const callbacks = doc._document_callbacks instanceof Map ? doc._document_callbacks.get('document_ready') : null;
-    for (const callback of callbacks || []) {
-      if (callback.name !== BIND_CALLBACK) continue;
-      try {
-        await callback.execute(doc, {});
-      } catch (err) {
-        console.error('explorer_page.js: the binding failed', err);
-      }
-    }
-  }
-  const BIND_CALLBACK = 'head-bind'; // the name app/export.py gives the document_ready callback that binds
 
   // What waits for the explorer to be made whole (afterEmbed): the training lab below it (app/export_lab.py),
   // which would otherwise be drawn, and laid out in every layout pass BokehJS forces, before the explorer.
@@ -401,8 +338,6 @@
   const AFTER_EMBED_MS = 10000;
   const SETTLE_AFTER_MS = 200; // without a move, before the parts out of sight catch up (bind and follow)
   const LATER_MS = 300; // the longest a root read later waits for an idle moment
-  const BIND_WAIT_MS = 5000;
-  const whenBound = new WeakMap(); // document → resolve() of embed's wait for its binding
   const embedding = new WeakSet(); // documents whose later roots embed has still to add
   const laterModels = new WeakMap(); // document → Map(id → model) of the root read and not yet added
 
@@ -595,8 +530,8 @@
   }
 
   function bind(doc, config) {
-    const had = bound.find((page) => page.doc === doc && !page.served); // embed's bindNow came first
-    if (had) return had; // (BokehJS's document_ready follows)
+    const had = bound.find((page) => page.doc === doc && !page.served);
+    if (had) return had;
     performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
     const logic = HeadLogic.make(config);
     const V = config.view;
@@ -1006,7 +941,6 @@
     afterPaint().then(() => { page.pin = pinFigures([M.plots.weights.figure, M.blend.figure], C_.tokens); });
     page.ready = true;
     page.complete = !embedding.has(doc); // every root has its views (see embed)
-    if (whenBound.has(doc)) whenBound.get(doc)();
     performance.mark('head-bind-end');
     return page;
   }

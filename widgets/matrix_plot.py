@@ -7,6 +7,8 @@ only writes new column data and limits into them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from bokeh.models import (
     ColorBar,
@@ -94,26 +96,10 @@ def side_by_side(blocks: dict[str, dict], n_cols: int, gap: int) -> dict:
 
 # A matrix too big for numbers is painted as one picture, a pixel a cell scaled up, instead of one rectangle
 # per cell (3 × 4096 filled rectangles at 64 tokens were most of a move's drawing). The rectangles stay, not
-# painted, for the hover. The picture follows the cells' values in the browser, so the served page, the
-# export and the notebook draw it alike and the server sends each number once (the browser's own writes
-# are not sent back: `sync: false`).
-PICTURE_FROM_CELLS = """
-const want = !numbers.visible;
-if (picture_r.visible !== want) {  // the export's page switched the numbers (the server sets both itself)
-  picture_r.setv({visible: want}, {sync: false});
-  cells_r.glyph.setv({fill_alpha: want ? 0 : 1}, {sync: false});
-}
-if (!want) return;
-const data = source.data;
-const col = (k) => (data instanceof Map ? data.get(k) : data[k]);
-const value = col('value'), xs = col('x'), ys = col('y');
-const n = value.length;
-const rows = n ? ys[n - 1] + 1 : 1, cols = n ? xs[n - 1] + 1 : 1;
-const flat = new Float64Array(rows * cols).fill(NaN);
-for (let k = 0; k < n; k++) flat[ys[k] * cols + xs[k]] = value[k];
-const image = Bokeh.require('core/util/ndarray').ndarray(flat, {shape: [rows, cols]});
-picture.setv({data: {image: [image], x: [-0.5], y: [-0.5], dw: [cols], dh: [rows]}}, {sync: false});
-"""
+# painted, for the hover. The picture follows the cells' values in the browser (static/matrix_picture.js,
+# the code of a CustomJS), so the served page, the export and the notebook draw it alike and the server
+# sends each number once.
+PICTURE_FROM_CELLS = Path(__file__).resolve().parents[1] / "static" / "matrix_picture.js"
 
 
 def picture_of(cells: dict, rows: int, cols: int) -> dict:
@@ -232,9 +218,6 @@ class MatrixPlot:
                 text_color={"field": "value", "transform": self.ink},
             ),
         )
-        # Kept in the document while the numbers are shown, so the export's page can switch to it (a model
-        # no other model refers to is not in the document, and BokehJS would get null).
-        self.numbers.tags = [self.no_numbers]
         if outline is not None:
             for colour, line_width in ((OUTLINE_EDGE, 5), (OUTLINE_COLOUR, 3)):
                 draw(
@@ -273,7 +256,7 @@ class MatrixPlot:
                         "cells_r": cells_r,
                         "numbers": self.numbers,
                     },
-                    code=PICTURE_FROM_CELLS,
+                    code=PICTURE_FROM_CELLS.read_text(),
                 ),
             )
         if width_cols > 2 or kind == "weights":

@@ -12,7 +12,7 @@ from functools import cached_property
 
 from bokeh.layouts import column, row
 
-from widgets.a11y import accessible_names, figures_source, names_columns, names_source
+from widgets.a11y import A11yNames, accessible_names
 from widgets.blend_plot import BlendPlot
 from widgets.controls import (
     PER_ROW,
@@ -122,10 +122,9 @@ class HeadPage:
             ),
             "bottom": wrapping_row(m["scores"], m["scaled"], m["qkv"], name="bottom"),
         }
-        # What static/a11y.js names the controls and which figures get tables (widgets/a11y.py); carried
-        # by the controls' root so they are in the document wherever the page is shown.
-        self.names = names_source(accessible_names(labels, C=len(X[0]), d=d))
-        self.roots["controls"].tags = [self.names, figures_source()]
+        # What static/a11y.js names the controls (widgets/a11y.py): a root of its own wherever the page is
+        # shown (app/served_page.py, app/export.py), not part of the layout.
+        self.a11y = A11yNames(names=accessible_names(labels, C=len(X[0]), d=d))
 
     def figure_models(self) -> dict:
         """By id, the models a page's JavaScript writes when it draws a state itself (static/explorer_page.js
@@ -210,7 +209,7 @@ class HeadPage:
     def update(self, data: dict, labels, *, d: int, reshape: bool = False, C: int | None = None) -> None:
         """Write one state's view data into the existing models (and, on `reshape`, the controls' names)."""
         if reshape and C is not None:
-            self.names.data = names_columns(accessible_names(labels, C=C, d=d))
+            self.a11y.names = accessible_names(labels, C=C, d=d)
         if reshape:  # every figure's size first, then the data (static/explorer_page.js paint says why)
             for name, plot in self.plots.items():
                 plot.lay_out(data["layout"][name])

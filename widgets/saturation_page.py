@@ -202,7 +202,9 @@ class SaturationPage:
             data["readout"], name="saturation-readout", **CONTROL_WIDTH, styles={"font-size": "15px"}
         )
         self.message = text_panel("", name="saturation-message", **CONTROL_WIDTH)
-        self.row = text_panel(data["row"], name="saturation-worked", sizing_mode="stretch_width", max_width=640)
+        self.row = text_panel(
+            data["row"], name="saturation-worked", sizing_mode="stretch_width", max_width=640
+        )
         self.row.stylesheets = [*self.row.stylesheets, InlineStyleSheet(css=ROW_CSS)]
         active = width_button(inputs["d"])
         self.d_buttons = RadioButtonGroup(
