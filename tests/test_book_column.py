@@ -1,11 +1,12 @@
 """The explorer where most readers meet it: inside a book's page, and on a phone.
 
 A small MkDocs site in the Material theme (as many books are built: a content column between the
-navigation and the table of contents, under a header that sticks to the top of the window) gets the export three ways: the `--fragment` block pasted into a page, the exported
-file in an <iframe> of another, and the fragment beside a figure made with an older BokehJS (3.4.3, from
-PyPI, tests/old_bokehjs.py), once before it and once after it. In Chromium, with every request that is
-not to the local site blocked: the widget stays inside the column, the weights heatmap and the blend are
-on screen together with the slider being dragged, a keyboard move gives the core's weights, and the older
+navigation and the table of contents, under a header that sticks to the top of the window) gets the
+export three ways: the `--fragment` block pasted into a page, the exported file in an <iframe> of
+another, and the fragment beside a figure made with an older BokehJS (3.4.3, from PyPI,
+tests/old_bokehjs.py), once before it and once after it. In Chromium, with every request that is not to
+the local site blocked: the widget stays inside the column, the weights heatmap and the blend are on
+screen together with the slider being dragged, a keyboard move gives the core's weights, and the older
 figure still renders with its own BokehJS.
 
 Then the exported file and the served page alone at 390, 760 and 1400 px: nothing passes the right edge,
