@@ -23,7 +23,7 @@
   // Python's way of writing values into messages: static/pyformat.js, the page's one formatter (through
   // static/attention.js, which checks options and numbers as core.options does).
   const { AttentionError, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER } = AttentionHead;
-  const { reprFloat: floatRepr, general: formatG } = AttentionHead.PyFormat;
+  const { reprFloat: floatRepr, general: formatG, fixed } = AttentionHead.PyFormat;
 
   // How far a value may lie from its slider's grid, in steps, and still be written as that grid point
   // (widgets/url_state.py STEP_NOISE; tests/test_actions.py holds the two equal).
@@ -36,7 +36,7 @@
     if (step) {
       const t = floatRepr(step);
       const places = t.endsWith('.0') || t.indexOf('e') >= 0 ? 0 : t.split('.')[1].length;
-      const snapped = Number(x.toFixed(places));
+      const snapped = Number(fixed(x, places)); // Python's round(x, places)
       if (Math.abs(snapped - x) <= STEP_NOISE * step) x = snapped + 0; // (no "-0")
     }
     const text = floatRepr(x);
@@ -597,5 +597,5 @@
     };
   }
 
-  return { make, floatRepr, formatG, pyRepr, numberAtStep };
+  return { make, numberAtStep };
 });

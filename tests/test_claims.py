@@ -677,7 +677,9 @@ def test_readme_the_two_sentences_and_the_thought_experiment(readme):
 def test_readme_exercise_2_crossovers(readme):
     cost = long_context_cost(COST_PRESETS["Llama 3.1 405B (128k)"])
     assert round(cost.crossover_T) == 18_432 and round(cost.crossover_T_mha) == 49_152 == 3 * 16384
-    said(readme, "T ≈ 18,432 (49,152 = 3·C")
+    assert round(cost.full_crossover_T) == 17_408  # with the blend A·V and the output projection W_O
+    said(readme, "overtakes the Q, K, V projections at T ≈ 18,432 (49,152 = 3·C")
+    said(readme, "17,408 counting A·V and W_O")
 
 
 def test_readme_the_what_breaks_numbers(readme):
@@ -716,8 +718,8 @@ def test_readme_the_footnotes(readme):
     mean, spread = many.max_weight_raw
     said(
         readme,
-        f"a largest weight of {fmt(mean)} ± {fmt(spread)} over {many.rows:,} random rows of {many.T} keys, "
-        f"{notes.percent(many.stuck_raw)} of which pass back almost no gradient",
+        f"a largest weight of {fmt(mean)} ± {fmt(spread)} ({many.rows:,} random rows, {many.T} keys; "
+        f"{notes.percent(many.stuck_raw)} pass back almost no gradient)",
     )
 
 
@@ -826,15 +828,30 @@ def test_temperature_note_with_raw_weights_scales_them_and_top1_keeps_its_choice
 # --- the training lab, as README describes it ----------------------------------------------------
 
 
-def test_readme_lab_a_previous_token_head_and_an_induction_pair_grow_and_negatives_are_said():
+def test_readme_lab_an_induction_pair_forms_unasked_and_verdicts_are_counted_over_seeds(readme):
     import json
 
-    findings = json.loads((README.parent / "static" / "lab" / "index.json").read_text())["findings"]
-    # "grow a previous-token head and an induction pair": the shipped runs say so, from their own numbers
-    assert findings["previous-token"]["verdict"] == "reproduced"
-    assert findings["triggers"]["verdict"] == "reproduced"
-    # "says so plainly where a claim did not reproduce": some runs are only partly what the chapter says
-    assert {k for k, f in findings.items() if f["verdict"] != "reproduced"} >= {"no-scale", "induction"}
+    said = " ".join(readme.split())
+
+    lab = README.parent / "static" / "lab"
+    index = json.loads((lab / "index.json").read_text())
+    triggers = json.loads((lab / "triggers.json").read_text())
+    seeds = triggers["seeds"]
+    # "each from 4 seeds": every shipped run holds that many
+    assert f"each from {len(seeds)} seeds" in said
+    for name in index["runs"]:
+        assert len(json.loads((lab / f"{name}.json").read_text())["seeds"]) == len(seeds)
+    # "a previous-token head feeding an induction head forms unasked (at k of n seeds)": counted from the
+    # triggers run's numbers (its task never asks for the previous token)
+    ends = [r["end"]["scores"] for r in seeds]
+    formed = sum(
+        layer0["previous_token_after_triggers"] > 0.5 and layer1["induction_at_triggers"] > 0.5
+        for layer0, layer1 in ends
+    )
+    assert formed > 0 and f"forms unasked (at {formed} of {len(seeds)} seeds)" in said
+    assert triggers["task"] == "triggers"
+    # "each verdict counts the seeds where the claim held": some claims hold at some seeds only, or at none
+    assert {f["verdict"] for f in index["findings"].values()} >= {"reproduced", "partly", "not reproduced"}
 
 
 # --- issue 31: rows that cannot see the future, attention in tiles (README's words) -------------------------
@@ -846,8 +863,7 @@ def test_readme_with_the_mask_on_a_move_never_changes_an_earlier_row(readme):
     from widgets.state import HeadState
     from widgets.viewdata import view_data
 
-    said(readme, "the weights frame the rows it left unchanged and those it changed")
-    said(readme, "mask on: earlier rows never change")
+    said(readme, "the weights mark the rows it changed (mask on: never an earlier one)")
     for name in PRESETS:
         s = HeadState()
         s.load(name)

@@ -156,7 +156,8 @@ def readout_html(head: Head, i: int, labels, size: int, steps_all: list[TileStep
         "top1": "the largest score so far and its key (top-1 needs no sum)",
     }[normaliser]
     lines = [
-        f"The row of '{me}': {head.T} keys in {n} tile{'s' if n != 1 else ''} of {size}. After each tile only "
+        f"The row of '{me}': {head.T} keys in {n} tile{'s' if n != 1 else ''} of {size}. After each tile "
+        "only "
         f"{kept} are kept; the tile's scores are dropped."
     ]
     if step == 0:
