@@ -42,7 +42,6 @@ from widgets.saturation_state import SaturationSettings
 from widgets.saturation_state import js_config as saturation_config
 from widgets.state import HeadState
 from widgets.style import text_panel
-from widgets.tiles_page import LAYOUT as TILES_LAYOUT
 from widgets.tiles_page import TilesPage
 from widgets.tiles_state import TilesSettings
 from widgets.tiles_state import js_config as tiles_config
@@ -141,15 +140,16 @@ def tiles_page() -> TilesPage:
     the page's explorer holds (static/explorer_page.js) once its tab opens, and after each change."""
     state, settings = HeadState(), TilesSettings()
     data = tiles_view_data(state.head, state.query, state.labels, settings.size, settings.step)
-    page = TilesPage(data, list(state.labels))
+    page = TilesPage(data)
     models = {
         "key": page.size,
-        "config": json.dumps({**tiles_config(settings), "layout": TILES_LAYOUT}),
+        "config": json.dumps(tiles_config(settings)),
         "scores": page.scores,
         "weights": page.weights,
         "tiles": page.tiles,
         "current": page.current,
         "mappers": [page.score_mapper, page.score_ink, page.weight_mapper, page.weight_ink],
+        "numbers": page.numbers,
         "figure": page.figure,
         "x_range": page.figure.x_range,
         "axis": page.axis,

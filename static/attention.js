@@ -649,6 +649,12 @@
     return '';
   }
 
+  /** widgets.figure_text.number_font: the largest of NUMBER_FONTS whose number fits a cell; 0: none. */
+  function numberFont(cellW, cellH) {
+    const fits = (sample) => NUMBER_FONTS.find((f) => textPx(sample, f) + NUMBER_GAP <= cellW && LINE * f <= cellH);
+    return fits(WIDE_NUMBER) || fits(SHORT_NUMBER) || 0;
+  }
+
   function ticks(labels, spacing, along) {
     const k = spacing > 0 ? Math.max(1, Math.ceil(along / spacing)) : labels.length;
     const kept = labels.filter((_, n) => n % k === 0);
@@ -696,8 +702,7 @@
       if (minWidth === undefined) minWidth = Math.ceil(narrow + BORDERS_BESIDE_LABELS + WIDEST_LABEL_PX);
       const cellW = narrow / span;
       const cellH = frameH / rows.length;
-      const fits = (sample) => NUMBER_FONTS.find((f) => textPx(sample, f) + NUMBER_GAP <= cellW && LINE * f <= cellH);
-      const font = fits(WIDE_NUMBER) || fits(SHORT_NUMBER) || 0;
+      const font = numberFont(cellW, cellH);
       const widest = maxOf(cols.map(([, t]) => textPx(t, AXIS_FONT)));
       let flat = widest + TICK_GAP <= cellW;
       const [xTicks, xLabels] = ticks(cols, flat ? cellW : cellW * Math.sin(SLANT), LINE * AXIS_FONT + TICK_GAP);
@@ -916,5 +921,7 @@
     AttentionError, attend, trace, viewData, withMoves, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
     sum, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat,
     textPx, shortLabel, HEATMAPS, BLEND_FRAME, BLEND_FONT,
+    // what static/tiles.js lays its strip of cells out with (widgets/figure_text.py's rules)
+    cellText, numberFont, ticks, LINE, AXIS_FONT, TICK_GAP, SLANT,
   };
 });

@@ -153,18 +153,6 @@
 
   const headPage = () => ((window.HeadExplorerPage && HeadExplorerPage.pages) || []).find((p) => p.logic) || null;
 
-  // widgets/tiles_page.py key_ticks, with the constants Python gives (LAYOUT)
-  function keyTicks(L, keys) {
-    const k = Math.max(1, Math.ceil(L.min_label_px / (L.narrowest_frame / keys.length)));
-    const short = (label) => {
-      const chars = Array.from(String(label));
-      return chars.length <= L.label_chars ? chars.join('') : chars.slice(0, L.label_chars - 1).join('') + '…';
-    };
-    const ticks = keys.map((label, n) => [n, short(label)]).filter(([n]) => n % k === 0);
-    const fits = ticks.length <= L.flat_up_to && Math.max(...ticks.map(([, t]) => Array.from(t).length)) <= L.fits_cell;
-    return [ticks, fits ? 0 : L.slant];
-  }
-
   /** TilesPage.update: one state's view data into the tab's models. */
   function drawTiles(M, e) {
     const page = headPage();
@@ -178,12 +166,12 @@
       [weightMapper, v.weight_limits], [weightInk, v.weight_limits]]) {
       if (mapper.low !== low || mapper.high !== high) mapper.setv({ low, high });
     }
-    const L = e.config.layout;
+    const L = v.layout;
     if (M.x_range.end !== v.T - 0.5) M.x_range.setv({ start: -0.5, end: v.T - 0.5 });
-    const [ticks, slant] = keyTicks(L, s.tokens);
-    M.axis.major_label_overrides = new Map(ticks); // before the ticks: no frame draws the old labels
-    M.axis.ticker.ticks = ticks.map(([n]) => n);
-    M.axis.major_label_orientation = slant;
+    M.axis.major_label_overrides = new Map(L.x_ticks.map((n, k) => [n, L.x_labels[k]])); // labels first
+    M.axis.ticker.ticks = L.x_ticks;
+    M.axis.major_label_orientation = L.x_angle;
+    for (const glyph of M.numbers) if (glyph.text_font_size !== `${L.font}px`) glyph.text_font_size = `${L.font}px`;
     e.drawing = true; // the slider's own callback must not take our writes for a move
     try {
       M.size.setv({ end: Math.max(v.T, 2), value: v.size, disabled: v.T < 2 });

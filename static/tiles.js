@@ -22,7 +22,8 @@
   const UNSEEN_ALPHA = 0;
   const FRAME_INSET = 0.08;
   const MIN_SCORE_LIMIT = 1;
-  const NUMBERS_UP_TO = 12;
+  const FRAME_WIDTH = 250;
+  const ROW_HEIGHT = 44;
 
   // --- core/tiles.py ------------------------------------------------------------------------------------
 
@@ -155,7 +156,21 @@
     return w;
   }
 
-  function cells(head, labels, stepsAll, step) {
+  /** tiles_viewdata.strip_layout: the numbers' font (0: none), a cell's width, the key axis's labels. */
+  function stripLayout(labels) {
+    const cellW = FRAME_WIDTH / labels.length;
+    const cols = labels.map((t, k) => [k, A.shortLabel(t)]);
+    const widest = Math.max(...cols.map(([, t]) => A.textPx(t, A.AXIS_FONT)));
+    let flat = widest + A.TICK_GAP <= cellW;
+    const [xTicks, xLabels] = A.ticks(cols, flat ? cellW : cellW * Math.sin(A.SLANT), A.LINE * A.AXIS_FONT + A.TICK_GAP);
+    if (flat) flat = xTicks.length < 2 || widest + A.TICK_GAP <= (xTicks[1] - xTicks[0]) * cellW;
+    return {
+      font: A.numberFont(cellW, ROW_HEIGHT), cell_width: cellW, x_ticks: xTicks, x_labels: xLabels,
+      x_angle: flat ? 0 : A.SLANT,
+    };
+  }
+
+  function cells(head, labels, stepsAll, step, layout) {
     const T = head.T;
     const done = stepsAll.slice(0, step);
     const reached = done.length ? done[done.length - 1].stop : 0;
@@ -163,13 +178,13 @@
     const weights = weightsSoFar(head.normaliser, done, T);
     const shown = scores.map((_, k) => k < reached);
     const masked = scores.map((s) => !Number.isFinite(s));
-    const numbers = Math.max(1, T) <= NUMBERS_UP_TO;
+    const { font, cell_width: width } = layout;
     const texts = (values, maskedText) => values.map((v, k) => (!shown[k] ? '' : masked[k] ? maskedText : fmt(v)));
     const column = (values, maskedText, y) => ({
       x: values.map((_, k) => k),
       y: values.map(() => y),
       value: values.map((v, k) => (shown[k] && !masked[k] ? v : NaN)),
-      text: numbers ? texts(values, maskedText) : values.map(() => ''),
+      text: texts(values, maskedText).map((t) => (font ? A.cellText(t, font, width) : '')),
       alpha: shown.map((seen) => (seen ? 1 : UNSEEN_ALPHA)),
     });
     const scoreCells = Object.assign(column(scores, '−∞', 0), {
@@ -285,9 +300,11 @@
     let count;
     [size, step, count] = settle(size, step, head.T);
     const stepsAll = attendInTiles(head, i, size);
-    const [scores, weights] = cells(head, labels, stepsAll, step);
+    const layout = stripLayout(labels);
+    const [scores, weights] = cells(head, labels, stepsAll, step, layout);
     const spans = stepsAll.map((s) => [s.start, s.stop]);
     return {
+      layout,
       scores,
       weights,
       tiles: frames(spans),

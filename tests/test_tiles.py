@@ -200,3 +200,26 @@ def test_javascript_draws_the_same_tiles_as_python():
     settings = TilesSettings()
     settings.act({"do": "next"}, 4)
     assert (settings.size, settings.step) == (2, 1)
+
+
+def test_no_number_or_key_label_covers_another_in_the_strip():
+    """widgets/figure_text.py's rules on the strip's fixed frame: each number fits its cell at the font the
+    layout picks, kept key labels lying flat fit their spacing (else they slant), at 1 to 64 keys."""
+    from widgets.figure_text import AXIS_FONT, NUMBER_GAP, TICK_GAP, text_px
+    from widgets.tiles_viewdata import FRAME_WIDTH
+
+    for T in (1, 2, 4, 7, 10, 12, 16, 24, 40, 64):
+        s = HeadState()
+        s.apply(tokens=[f"token{k}" for k in range(T)], X=np.resize(np.array(CHAPTER.X), (T, 3)))
+        v = view_data(s.head, T - 1, s.labels, 1, T)  # every tile done: every cell has its number
+        layout = v["layout"]
+        assert layout["cell_width"] == FRAME_WIDTH / T
+        for row in ("scores", "weights"):
+            for text in v[row]["text"]:
+                fits = text_px(text, layout["font"]) + NUMBER_GAP <= layout["cell_width"]
+                assert not text or fits, (T, text)
+        ticks = layout["x_ticks"]
+        if layout["x_angle"] == 0 and len(ticks) > 1:
+            widest = max(text_px(t, AXIS_FONT) for t in layout["x_labels"])
+            assert widest + TICK_GAP <= (ticks[1] - ticks[0]) * layout["cell_width"]
+        assert any(v["weights"]["text"]) == bool(layout["font"])

@@ -26,28 +26,16 @@ from bokeh.plotting import figure
 from widgets.matrix_plot import (
     _INK_SCORE,
     _INK_WEIGHT,
-    FLAT_UP_TO,
-    LABEL_FITS_CELL,
     MASKED_GREY,
     MASKED_INK,
-    MIN_LABEL_PX,
     OUTLINE_COLOUR,
     OUTLINE_EDGE,
     SCORE_PALETTE,
-    SLANT,
     WEIGHT_PALETTE,
-    every_kth,
     titled,
 )
-from widgets.style import (
-    AXIS_LABEL_CHARS,
-    FIGURE_MIN_WIDTH,
-    draw,
-    drop_grid,
-    short_label,
-    text_panel,
-    wrapping_row,
-)
+from widgets.style import FIGURE_MIN_WIDTH, draw, drop_grid, text_panel, wrapping_row
+from widgets.tiles_viewdata import FRAME_WIDTH, ROW_HEIGHT
 
 INTRO = (
     "<h2 style='margin:4px 0'>Attention in tiles</h2>"
@@ -55,10 +43,6 @@ INTRO = (
     "FlashAttention computes it: a tile of keys at a time, each tile's scores folded into a running "
     "maximum, a running sum and a running output, then dropped. Nothing ever holds the whole row.</p>"
 )
-# The figure takes the width it is given, from FIGURE_MIN_WIDTH up to MAX_WIDTH; its key axis labels every
-# k-th key when even the narrowest frame, NARROWEST_FRAME px, would crowd them (MIN_LABEL_PX apart).
-MAX_WIDTH = 640
-NARROWEST_FRAME = 200
 TILE_FRAME = "#555555"
 CSS = """
 .tiles-table { border-collapse: collapse; font-size: 13.5px; }
@@ -73,26 +57,10 @@ CSS = """
 """
 
 
-def key_ticks(keys: list[str]) -> tuple[dict, float]:
-    """The key axis's labels, every k-th when the cells are too narrow for them all, and their slant: flat
-    while few and short (matrix_plot's rules)."""
-    labels = every_kth({k: short_label(label) for k, label in enumerate(keys)}, NARROWEST_FRAME / len(keys))
-    fits = len(labels) <= FLAT_UP_TO and max(map(len, labels.values())) <= LABEL_FITS_CELL
-    return labels, 0.0 if fits else SLANT
-
-
-# What static/explorer_tabs.js needs to lay the figure out as `update` does.
-LAYOUT = {
-    "narrowest_frame": NARROWEST_FRAME, "min_label_px": MIN_LABEL_PX, "flat_up_to": FLAT_UP_TO,
-    "fits_cell": LABEL_FITS_CELL, "slant": SLANT,
-    "label_chars": AXIS_LABEL_CHARS,
-}  # fmt: skip
-
-
 class TilesPage:
     """The tiles view's figure, table, readout and controls, bound to nothing yet."""
 
-    def __init__(self, data: dict, keys: list[str]):
+    def __init__(self, data: dict):
         T = data["T"]
         self.scores = ColumnDataSource(data["scores"], name="tiles-scores")
         self.weights = ColumnDataSource(data["weights"], name="tiles-weights")
@@ -102,12 +70,11 @@ class TilesPage:
         self.weight_mapper = LinearColorMapper(palette=WEIGHT_PALETTE, nan_color=MASKED_GREY)
         self.score_ink = LinearColorMapper(palette=_INK_SCORE, nan_color=MASKED_INK)
         self.weight_ink = LinearColorMapper(palette=_INK_WEIGHT, nan_color=MASKED_INK)
+        self.numbers = []  # the two rows' Text glyphs: their font follows the layout
         self.figure = fig = figure(
             name="tiles-figure",
-            height=220,
-            sizing_mode="stretch_width",
-            min_width=FIGURE_MIN_WIDTH,
-            max_width=MAX_WIDTH,
+            frame_width=FRAME_WIDTH,  # one size on every screen: its text is laid out for it (view data)
+            frame_height=2 * ROW_HEIGHT,
             x_range=Range1d(-0.5, T - 0.5),
             y_range=Range1d(1.5, -0.5),
             tools="save",
@@ -133,8 +100,10 @@ class TilesPage:
             draw(fig, source, Rect(x="x", y="y", width=1, height=1, line_color="white", fill_alpha="alpha",
                                    fill_color=colour))  # fmt: skip
             ink = {"field": "value", "transform": ink}
-            draw(fig, source, Text(x="x", y="y", text="text", text_align="center", text_baseline="middle",
-                                   text_font_size="11px", text_color=ink))  # fmt: skip
+            middle = {"text_align": "center", "text_baseline": "middle"}
+            text = Text(x="x", y="y", text="text", text_color=ink, **middle)
+            numbers = draw(fig, source, text)
+            self.numbers.append(numbers.glyph)
         frame = {"x": "x", "y": "y", "width": "width", "height": "height", "fill_alpha": 0}
         draw(fig, self.tiles, Rect(**frame, line_color=TILE_FRAME, line_width=1.5, line_dash="dashed"))
         for colour, width in ((OUTLINE_EDGE, 5), (OUTLINE_COLOUR, 3)):
@@ -163,10 +132,10 @@ class TilesPage:
             name="tiles-explorer",
             sizing_mode="stretch_width",
         )
-        self.update(data, keys)
+        self.update(data)
 
-    def update(self, data: dict, keys: list[str]) -> None:
-        """One state's view data into the existing models (the range and axis only when the keys change)."""
+    def update(self, data: dict) -> None:
+        """One state's view data into the existing models (the range and the axis only when they change)."""
         T = data["T"]
         for source, name in ((self.scores, "scores"), (self.weights, "weights"),
                              (self.tiles, "tiles"), (self.current, "current")):  # fmt: skip
@@ -179,14 +148,17 @@ class TilesPage:
             if (mapper.low, mapper.high) != (low, high):
                 mapper.update(low=low, high=high)
                 ink.update(low=low, high=high)
-        fig, axis = self.figure, self.axis
+        fig, axis, layout = self.figure, self.axis, data["layout"]
         if fig.x_range.end != T - 0.5:
             fig.x_range.update(start=-0.5, end=T - 0.5)
-        ticks, slant = key_ticks(keys)
-        if axis.major_label_overrides != ticks:
-            axis.major_label_overrides = ticks  # before the ticks: no frame draws the old labels
-            axis.ticker.ticks = list(ticks)
-            axis.major_label_orientation = slant
+        labels = dict(zip(layout["x_ticks"], layout["x_labels"]))
+        if axis.major_label_overrides != labels:
+            axis.major_label_overrides = labels  # before the ticks: no frame draws the old labels
+            axis.ticker.ticks = layout["x_ticks"]
+            axis.major_label_orientation = layout["x_angle"]
+        for glyph in self.numbers:
+            if glyph.text_font_size != f"{layout['font']}px":
+                glyph.text_font_size = f"{layout['font']}px"
         self.size.update(end=max(T, 2), value=data["size"], disabled=T < 2)
         self.next.disabled = data["step"] >= data["count"]
         self.again.disabled = data["step"] == 0

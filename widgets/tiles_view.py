@@ -34,7 +34,7 @@ class TilesView(pn.viewable.Viewer):
         params.setdefault("state", HeadState())
         params.setdefault("settings", TilesSettings())
         super().__init__(**params)
-        self.page = TilesPage(self._view_data(), list(self.state.labels))
+        self.page = TilesPage(self._view_data())
         self._syncing = False
         self._stale = False
         p = self.page
@@ -71,7 +71,7 @@ class TilesView(pn.viewable.Viewer):
         self._syncing = True
         try:
             with pn.io.hold():
-                self.page.update(self._view_data(), list(self.state.labels))
+                self.page.update(self._view_data())
         finally:
             self._syncing = False
 

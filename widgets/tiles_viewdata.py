@@ -19,11 +19,43 @@ from core.attention import Head, exp
 from core.cost import sci
 from core.tiles import AGREEMENT, TileStep, attend_in_tiles, tiled_difference
 from core.trace import fmt, fmt_vector
+from widgets.figure_text import (
+    AXIS_FONT,
+    LINE,
+    SLANT,
+    TICK_GAP,
+    cell_text,
+    number_font,
+    short_label,
+    text_px,
+    ticks,
+)
 from widgets.tiles_state import settle
-from widgets.viewdata import MIN_SCORE_LIMIT, shows_numbers
+from widgets.viewdata import MIN_SCORE_LIMIT
 
 UNSEEN_ALPHA = 0.0  # a key no tile has reached yet: no colour, no number
 FRAME_INSET = 0.08
+# The strip's frame, the same on every screen (it fits a phone): two rows of cells FRAME_WIDTH px wide in
+# all, ROW_HEIGHT px high; its numbers and key labels are laid out for it by widgets/figure_text.py's rules.
+FRAME_WIDTH, ROW_HEIGHT = 250, 44
+
+
+def strip_layout(labels: list[str]) -> dict:
+    """The cells' number font (0: no numbers), a cell's width, and the key axis's ticks, labels and slant."""
+    cell_w = FRAME_WIDTH / len(labels)
+    cols = [(k, short_label(t)) for k, t in enumerate(labels)]
+    widest = max(text_px(t, AXIS_FONT) for _, t in cols)
+    flat = widest + TICK_GAP <= cell_w
+    x_ticks, x_labels = ticks(cols, cell_w if flat else cell_w * math.sin(SLANT), LINE * AXIS_FONT + TICK_GAP)
+    if flat:  # kept labels lie flat only while they also fit their spacing
+        flat = len(x_ticks) < 2 or widest + TICK_GAP <= (x_ticks[1] - x_ticks[0]) * cell_w
+    return {
+        "font": number_font(cell_w, ROW_HEIGHT),
+        "cell_width": cell_w,
+        "x_ticks": x_ticks,
+        "x_labels": x_labels,
+        "x_angle": 0.0 if flat else SLANT,
+    }
 
 
 def weights_so_far(normaliser: str, steps: list[TileStep], T: int) -> np.ndarray:
@@ -45,11 +77,11 @@ def weights_so_far(normaliser: str, steps: list[TileStep], T: int) -> np.ndarray
     return w
 
 
-def cells(head: Head, labels, steps_all: list[TileStep], step: int) -> tuple[dict, dict]:
+def cells(head: Head, labels, steps_all: list[TileStep], step: int, layout: dict) -> tuple[dict, dict]:
     """The row's scores (y = 0) and weights so far (y = 1), one cell per key; keys not reached are blank.
 
-    The scores' source also holds each key and both numbers as text whatever T is (for the figure's table,
-    widgets/a11y.py): the cells show numbers only up to NUMBERS_UP_TO keys.
+    The scores' source also holds each key and both numbers as text, whole (for the figure's table,
+    widgets/a11y.py): a cell shows its number only as it fits (`layout`, figure_text's cell_text).
     """
     T = head.T
     done = steps_all[:step]
@@ -58,7 +90,7 @@ def cells(head: Head, labels, steps_all: list[TileStep], step: int) -> tuple[dic
     weights = weights_so_far(head.options.normaliser, done, T)
     shown = [k < reached for k in range(T)]
     masked = [not np.isfinite(scores[k]) for k in range(T)]  # grey, as in the heatmaps
-    numbers = shows_numbers(1, T)
+    font, width = layout["font"], layout["cell_width"]
 
     def texts(values, masked_text: str) -> list[str]:
         return ["" if not seen else masked_text if m else fmt(v) for v, seen, m in zip(values, shown, masked)]
@@ -69,7 +101,7 @@ def cells(head: Head, labels, steps_all: list[TileStep], step: int) -> tuple[dic
             "x": [float(k) for k in range(T)],
             "y": [y] * T,
             "value": value,
-            "text": texts(values, masked_text) if numbers else [""] * T,
+            "text": [cell_text(t, font, width) if font else "" for t in texts(values, masked_text)],
             "alpha": [1.0 if seen else UNSEEN_ALPHA for seen in shown],
         }
 
@@ -197,9 +229,11 @@ def view_data(head: Head, i: int, labels, size: int, step: int) -> dict:
     labels = [str(x) for x in labels]
     size, step, count = settle(size, step, head.T)
     steps_all = attend_in_tiles(head, i, size)
-    scores, weights = cells(head, labels, steps_all, step)
+    layout = strip_layout(labels)
+    scores, weights = cells(head, labels, steps_all, step, layout)
     spans = [(s.start, s.stop) for s in steps_all]
     return {
+        "layout": layout,
         "scores": scores,
         "weights": weights,
         "tiles": frames(spans),
