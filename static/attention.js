@@ -919,7 +919,7 @@
 
   return {
     AttentionError, attend, trace, viewData, withMoves, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
-    sum, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat,
+    sum, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat, MOVE_HINT,
     textPx, shortLabel, HEATMAPS, BLEND_FRAME, BLEND_FONT,
     // what static/tiles.js lays its strip of cells out with (widgets/figure_text.py's rules)
     cellText, numberFont, ticks, LINE, AXIS_FONT, TICK_GAP, SLANT,
