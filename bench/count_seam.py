@@ -35,7 +35,7 @@ MODULE = re.compile(r"""\brequire\(\s*["']([A-Za-z][\w/-]*)["']\s*\)""")
 REPLACED = (
     # replace(module, Class, method)
     re.compile(r"""\breplace\(\s*(?:["'][\w/]+["']|\w+),\s*["'](\w+)["'],\s*["'](\w+)["']"""),
-    re.compile(r"\bproto\.(\w+)\s*=[^=]"),  # proto.m = ...
+    re.compile(r"\b(?:proto|doc)\.(\w+)\s*=[^=]"),  # proto.m = ..., doc.m = ...
     re.compile(r"""defineProperty\(\s*proto,\s*["'](\w+)["']"""),
 )
 MEMBER = re.compile(r"\.(\w+)\b")
