@@ -136,7 +136,6 @@
       }, 50);
     }
   }
-  seam.whenBokeh = whenBokeh;
 
   let installed = false;
   function install() {
