@@ -39,29 +39,35 @@
 // handle, two compositor layers a slider; with 64 tokens (192 sliders) the browser spent ~60 ms a move
 // assigning and committing them, though only the slider being dragged moves.
 //
-// 7. axisPictures: at every repaint each axis draws its rule, ticks and every tick label again, though
+// 7. glyphCopies: each renderer keeps up to five copies of its glyph (decimated, selection,
+// non-selection, hover, muted), and BokehJS works out the data and visuals of all six at every data
+// change. The copies' are worked out when a paint needs one of them (something selected, inspected with
+// a hover glyph, muted, or a level-of-detail draw during a pan or zoom) and otherwise a moment after the
+// data stop changing.
+//
+// 8. axisPictures: at every repaint each axis draws its rule, ticks and every tick label again, though
 // from move to move nothing of it changes. Each axis keeps a picture of what it drew, and draws that
 // picture while its model, ticker, formatter, ranges, place, font size and the canvas's scale are the
 // same (math labels, a hatched background, clipping, SVG output: drawn as before). The axis label's
 // extent, measured before every repaint, is kept on the same terms.
 //
-// 8. baseFontSize: every axis asks its figure for the base font size (getComputedStyle of the figure's
+// 9. baseFontSize: every axis asks its figure for the base font size (getComputedStyle of the figure's
 // element) several times a repaint; within one task the answer cannot change.
 //
-// 9. mapperMetrics: a continuous colour mapper works out its range anew each time it maps a column, and
+// 10. mapperMetrics: a continuous colour mapper works out its range anew each time it maps a column, and
 // tells its colour bars each time, though with `low` and `high` set the range does not depend on the
 // data; each bar then redraws and asks for a new layout, twice per heatmap a move. The bars are now told
 // only when the range differs from the one they were last told of.
 //
-// 10. textSizes: each text box measures its text with the canvas whenever its size is asked: every cell's
+// 11. textSizes: each text box measures its text with the canvas whenever its size is asked: every cell's
 // number at every data change, each title before each repaint. A text's size depends only on the text,
 // the font, the line height and the height metric, so it is kept per loaded font.
 //
-// 11. sliderTitles: a slider writes its title ("it[0]: 0.45") at every change of its value by emptying
+// 12. sliderTitles: a slider writes its title ("it[0]: 0.45") at every change of its value by emptying
 // the title's element and making its nodes anew (a style and layout invalidation each, in a shadow root).
 // The title is made off the page and, when its nodes are those shown, only their texts are written.
 //
-// 12. sendLatest (the served page): BokehJS sends every change of a synced property as its own PATCH-DOC
+// 13. sendLatest (the served page): BokehJS sends every change of a synced property as its own PATCH-DOC
 // at once (ClientSession._document_changed), and a slider dragged faster than a busy server answers
 // piled messages up at the server (bench/RESULTS-class-load.md). While the server has not answered the
 // last patch, new values are held: only the newest value of each (model, property) is kept, sent in one
@@ -185,6 +191,7 @@
     ["tickLabelExtents", keepTickLabelExtents],
     ["emptyRects", skipEmptyRects],
     ["sliderLayers", slidersWithoutOwnLayers],
+    ["glyphCopies", glyphCopiesWhenNeeded],
     ["axisPictures", () => keepAxisPictures() && keepAxisLabelExtents()],
     ["baseFontSize", baseFontSizePerTask],
     ["mapperMetrics", mapperMetricsWhenChanged],
@@ -299,6 +306,113 @@
     };
     walk(root.document);
     return true;
+  }
+
+  // how long after a renderer's last data change its glyph copies are brought up to date (patch 7)
+  const COPIES_AFTER_MS = 250;
+
+  function glyphCopiesWhenNeeded() {
+    const module = "models/renderers/glyph_renderer";
+    let Indices = null;
+    try {
+      Indices = require("core/types").Indices;
+    } catch (e) {}
+    if (typeof Indices !== "function") {
+      missing("core/types Indices");
+      return false;
+    }
+    // BokehJS's GlyphRendererView.set_data with the glyph alone; the copies are marked out of date
+    return replace(module, "GlyphRendererView", "set_data", () => async function (indices) {
+      const source = this.model.data_source;
+      this.all_indices = this.model.view.indices;
+      await this.glyph.set_data(source, this.all_indices, indices);
+      await this.set_visuals();
+      this._update_masked_indices();
+      const { lod_factor } = this.plot_model;
+      const n = this.all_indices.count;
+      this.decimated = new Indices(n);
+      for (let i = 0; i < n; i += lod_factor) {
+        this.decimated.set(i);
+      }
+      this.plot_view.invalidate_dataranges = true;
+    }) && replace(module, "GlyphRendererView", "set_visuals", () => async function () {
+      const source = this.model.data_source;
+      this.glyph.set_visuals(source, this.all_indices);
+      this.glyph.after_visuals();
+      await this.glyph.after_lazy_visuals();
+      copiesOutOfDate(this);
+    }) && replace(module, "GlyphRendererView", "map_data", (map) => function () {
+      if (plainDraw(this)) {
+        this.glyph.map_data();
+      } else {
+        map.call(this);
+      }
+    }) && replace(module, "GlyphRendererView", "_paint", (paint) => function (ctx) {
+      if (this._copies_stale && !plainDraw(this)) {
+        // their data and visuals are made now; what BokehJS makes later (math labels' boxes) repaints
+        bringCopies(this).then(() => this.request_paint());
+      }
+      return paint.call(this, ctx);
+    }) && replace(module, "GlyphRendererView", "remove", (remove) => function () {
+      waitingCopies.delete(this);
+      this._copies_stale = false;
+      return remove.call(this);
+    });
+  }
+
+  // renderer view → the time of its last data change, for those whose copies are out of date; one timer
+  // for all (a move changes a dozen renderers: a timer each, set again at every move, cost more than it saves)
+  const waitingCopies = new Map();
+  let copiesTimer = null;
+
+  function copiesOutOfDate(view) {
+    view._copies_stale = true;
+    waitingCopies.set(view, performance.now());
+    if (copiesTimer === null) copiesTimer = setTimeout(catchUpCopies, COPIES_AFTER_MS);
+  }
+
+  function catchUpCopies() {
+    copiesTimer = null;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [view, changed] of waitingCopies) {
+      const due = changed + COPIES_AFTER_MS;
+      if (due <= now) {
+        bringCopies(view);
+      } else {
+        next = Math.min(next, due);
+      }
+    }
+    if (next < Infinity) copiesTimer = setTimeout(catchUpCopies, next - now);
+  }
+
+  // The copies' data and visuals, as BokehJS's set_data and set_visuals make them. Each step that BokehJS
+  // does not defer is done before this returns.
+  function bringCopies(view) {
+    waitingCopies.delete(view);
+    if (!view._copies_stale) return Promise.resolve();
+    view._copies_stale = false;
+    const source = view.model.data_source;
+    const copies = [view.decimated_glyph, view.selection_glyph, view.nonselection_glyph, view.hover_glyph,
+      view.muted_glyph].filter((glyph) => glyph != null);
+    const lazy = copies.map((glyph) => glyph.set_data(source, view.all_indices, null));
+    for (const glyph of copies) {
+      glyph.set_visuals(source, view.all_indices);
+      glyph.after_visuals();
+      lazy.push(glyph.after_lazy_visuals());
+    }
+    return Promise.all(lazy);
+  }
+
+  // A paint that draws the glyph alone (GlyphRendererView._paint: nothing selected, nothing inspected with
+  // a hover glyph, not muted, not a level-of-detail draw).
+  function plainDraw(view) {
+    const { selected, inspected } = view.model.data_source;
+    const doc = view.model.document;
+    const interactive = doc != null && typeof doc.interactive_duration === "function" &&
+      doc.interactive_duration() > 0;
+    return selected.is_empty() && (view.hover_glyph == null || inspected.is_empty()) && !view.model.muted &&
+      !interactive;
   }
 
   function baseFontSizePerTask() {
@@ -499,7 +613,7 @@
   }
 
   // `to`'s content made the same as `from`'s: only the texts written when their nodes are the same (names,
-  // attributes, comments), else the nodes replaced. (Patch 11 and writeDivText.)
+  // attributes, comments), else the nodes replaced. (Patch 12 and writeDivText.)
   function writeNodes(from, to) {
     if (sameNodes(to, from)) copyTexts(from, to);
     else to.replaceChildren(...from.childNodes);
@@ -533,7 +647,7 @@
     }
   }
 
-  // An answer that never comes (a lost reply) must not keep the last value back for ever (patch 12).
+  // An answer that never comes (a lost reply) must not keep the last value back for ever (patch 13).
   const ANSWER_TIMEOUT_MS = 5000;
 
   function sendLatest() {
