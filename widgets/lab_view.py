@@ -18,16 +18,9 @@ from widgets.lab_data import lab_json
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 
-# The three UMD files set their globals (PyFormat, AttentionHead, TrainingLab) when run as this module's code.
-RENDER = """
-export function render({ model }) {
-  const section = document.createElement('section');
-  section.className = 'training-lab';
-  section.setAttribute('aria-label', 'Training lab');
-  TrainingLab.fill(section, JSON.parse(model.lab));
-  return section;
-}
-"""
+# The three UMD files set their globals (PyFormat, AttentionHead, TrainingLab) when run as this module's code;
+# static/lab_render.js is the module's render.
+MODULE = ("pyformat.js", "attention.js", "lab.js", "lab_render.js")
 
 
 class LabView(JSComponent):
@@ -35,7 +28,7 @@ class LabView(JSComponent):
 
     lab = param.String(default="", doc="the shipped runs, the introduction and the findings, as JSON")
 
-    _esm = "\n".join((STATIC / f).read_text() for f in ("pyformat.js", "attention.js", "lab.js")) + RENDER
+    _esm = "\n".join((STATIC / f).read_text() for f in MODULE)
     # lab.css, and the page's focus ring (static/a11y.css), inside the component's shadow root
     _stylesheets = [(STATIC / "lab.css").read_text(), (STATIC / "a11y.css").read_text()]
 
