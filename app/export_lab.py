@@ -11,35 +11,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.html_json import script_element
+from app.packing import UNPACK_JS, pack
 from widgets.lab_data import lab_json
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB_JS = ROOT / "static" / "lab.js"
+LAB_MOUNT_JS = ROOT / "static" / "lab_mount.js"
 LAB_CSS = ROOT / "static" / "lab.css"
-
-
-def _script(text: str) -> str:
-    return "<script>\n" + text.replace("</script", "<\\/script") + "\n</script>"
+UNPACK_JS_PATH = ROOT / "static" / UNPACK_JS
 
 
 def lab_section() -> str:
     """The lab's HTML: a section, its styles, the data and the code that draws it."""
-    data = lab_json().replace("</", "<\\/")
-    # drawn once the explorer above it is whole (static/explorer_page.js afterEmbed), not before it
-    mount = (
-        "(function () { const mount = () => { window.TrainingLabPage = TrainingLab.fill("
-        "document.getElementById('training-lab'),"
-        " JSON.parse(document.getElementById('training-lab-data').textContent)); };"
-        " const head = window.HeadExplorerPage;"
-        " if (head && head.afterEmbed) head.afterEmbed(mount); else mount(); })();"
-    )
+    data = pack(lab_json())  # app/packing.py: a third of the size; unpacked when the lab is drawn
     return "\n".join(
         [
             f"<style>{LAB_CSS.read_text()}</style>",
             '<section id="training-lab" class="training-lab" aria-label="Training lab"></section>',
-            f'<script type="application/json" id="training-lab-data">{data}</script>',
-            _script(LAB_JS.read_text()),
-            _script(mount),
+            f'<script type="application/gzip-base64" id="training-lab-data">{data}</script>',
+            script_element(UNPACK_JS_PATH.read_text()),
+            script_element(LAB_JS.read_text()),
+            script_element(LAB_MOUNT_JS.read_text()),  # drawn once the explorer above it is whole
         ]
     )
 

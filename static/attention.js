@@ -24,7 +24,6 @@
   const EXPONENT_FROM = 1e6; // as core.trace: print huge numbers as 1.23e+06
   const EXP_SHOWN_UP_TO = 50; // as core.trace: larger rows show exp(s − max)
   const MIN_SCORE_LIMIT = 1; // as widgets.viewdata: colour range never narrower
-  const NUMBERS_UP_TO = 12; // as widgets.viewdata: above this many rows or columns, cells show no number
   const VECTOR = /\[[^\[\]]*\]/g; // as widgets.viewdata: a printed vector, kept on one line
 
   class AttentionError extends Error {
@@ -250,7 +249,9 @@
 
   /** Every option of the table: the given ones checked (as Options().replace), the others at their default. */
   function optionsFrom(switches, given) {
-    if (!Array.isArray(switches)) throw new TypeError('attend() needs the table of switches (core.options.table_json())');
+    if (!Array.isArray(switches)) {
+      throw new TypeError('attend() needs the table of switches (core.options.table_json())');
+    }
     const unknown = Object.keys(given).filter((k) => !switches.some((s) => s.name === k));
     if (unknown.length) throw new TypeError(`attend() got unknown options: ${unknown.sort().join(', ')}`);
     return Object.fromEntries(switches.map((s) =>
@@ -431,16 +432,16 @@
 
   // --- view data: what each figure shows, like widgets.viewdata -------------------------
 
-  function matrixCells(M, rowLabels, colLabels, hidden = null, hiddenText = '−∞') {
+  /** widgets.viewdata.matrix_cells; `fit` = [font px, cell width px] for the cells' numbers, or null. */
+  function matrixCells(M, rowLabels, colLabels, hidden, hiddenText, fit) {
     const cells = { x: [], y: [], value: [], text: [], row: [], col: [] };
-    const numbers = Math.max(M.length, M[0].length) <= NUMBERS_UP_TO;
     M.forEach((r, i) =>
       r.forEach((v, j) => {
         const value = hidden && hidden[i][j] ? NaN : v;
         cells.x.push(j);
         cells.y.push(i);
         cells.value.push(value);
-        cells.text.push(!numbers ? '' : Number.isNaN(value) ? hiddenText : fmt(value));
+        cells.text.push(!fit ? '' : cellText(Number.isNaN(value) ? hiddenText : fmt(value), fit[0], fit[1]));
         cells.row.push(rowLabels[i]);
         cells.col.push(colLabels[j]);
       })
@@ -458,15 +459,20 @@
     const symmetric = (limit) => [-limit, limit];
     const W = head.weights.flat();
     const qkv = symmetric(scoreLimit(head.Q.concat(head.K, head.V)));
-    return {
+    const layout = heatmapLayouts(labels, head.d);
+    const fit = {};
+    for (const [figure, spec] of Object.entries(HEATMAPS)) {
+      for (const block of spec.blocks) fit[block] = layout[figure].font ? [layout[figure].font, layout[figure].cell_width] : null;
+    }
+    const out = {
       cells: {
         // Raw scores are shown whole; the mask greys out later keys from the scaled scores on.
-        scores: matrixCells(head.scores, labels, labels),
-        scaled: matrixCells(head.masked, labels, labels, head.future),
-        weights: matrixCells(head.weights, labels, labels, head.future, '0'),
-        Q: matrixCells(head.Q, labels, dims),
-        K: matrixCells(head.K, labels, dims),
-        V: matrixCells(head.V, labels, dims),
+        scores: matrixCells(head.scores, labels, labels, null, '−∞', fit.scores),
+        scaled: matrixCells(head.masked, labels, labels, head.future, '−∞', fit.scaled),
+        weights: matrixCells(head.weights, labels, labels, head.future, '0', fit.weights),
+        Q: matrixCells(head.Q, labels, dims, null, '−∞', fit.Q),
+        K: matrixCells(head.K, labels, dims, null, '−∞', fit.K),
+        V: matrixCells(head.V, labels, dims, null, '−∞', fit.V),
       },
       limits: {
         scores: symmetric(scoreLimit(head.scores)),
@@ -476,7 +482,17 @@
         K: qkv.slice(),
         V: qkv.slice(),
       },
+      layout,
     };
+    // a figure with numbers says so when some are left out (widgets/viewdata.py heatmaps; the layouts are
+    // shared: a copy that says it)
+    out.layout = Object.assign({}, layout);
+    for (const [figure, spec] of Object.entries(HEATMAPS)) {
+      if (layout[figure].font && spec.blocks.some((b) => out.cells[b].text.some((t) => !t))) {
+        out.layout[figure] = Object.assign({}, layout[figure], { note: SOME_NUMBERS });
+      }
+    }
+    return out;
   }
 
   /** Andrew's monotone chain, as widgets.viewdata.convex_hull: collinear points and duplicates dropped. */
@@ -540,16 +556,230 @@
     };
   }
 
+  /** widgets.viewdata.blend_bounds: the box around what the plot draws, its edges on a grid of a round step. */
   function blendBounds(data, margin = 0.15) {
     const xs = data.values.x.concat(data.output.x);
     const ys = data.values.y.concat(data.output.y);
     const [x0, x1, y0, y1] = [minOf(xs), maxOf(xs), minOf(ys), maxOf(ys)];
-    const pad = margin * Math.max(x1 - x0, y1 - y0, 1);
-    return [x0 - pad, x1 + pad, y0 - pad, y1 + pad];
+    const span = Math.max(x1 - x0, y1 - y0, 1);
+    const pad = margin * span;
+    const unit = roundStep(span / 8);
+    return [Math.floor((x0 - pad) / unit) * unit, Math.ceil((x1 + pad) / unit) * unit,
+      Math.floor((y0 - pad) / unit) * unit, Math.ceil((y1 + pad) / unit) * unit];
   }
 
-  const LABEL_GAP = 8; // widgets/viewdata.py
-  const BLEND_NAMED_TOP = 3; // as widgets.viewdata (tests/test_parity.py holds them equal)
+  function roundStep(v) {
+    let p = 1;
+    while (p * 10 <= v) p *= 10;
+    while (p > v) p /= 10;
+    return [1, 2, 5, 10].map((m) => m * p).find((x) => x >= v);
+  }
+
+  // --- text on the figures: widgets/figure_text.py (tests/test_parity.py holds the two equal) ----------
+  const CHAR_WIDTHS = [
+    318, 402, 460, 838, 636, 950, 890, 275, 390, 390, 500, 838, 318, 361, 318, 337,
+    636, 636, 636, 636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 536,
+    1000, 722, 735, 765, 802, 730, 694, 799, 872, 395, 401, 747, 664, 1024, 875, 820,
+    673, 820, 753, 685, 667, 843, 722, 1028, 712, 660, 695, 390, 337, 390, 838, 500,
+    500, 613, 640, 560, 640, 615, 370, 640, 644, 320, 310, 606, 320, 974, 644, 612,
+    640, 640, 478, 521, 402, 644, 592, 856, 592, 592, 527, 636, 337, 636, 838,
+  ];
+  const OTHER_CHAR = 1000;
+  const ASTRAL_CHAR = 1100;
+  const LINE = 1.2;
+  const AXIS_FONT = 11;
+  const NUMBER_FONTS = [11, 10, 9];
+  const NUMBER_GAP = 3;
+  const WIDE_NUMBER = '0.00';
+  const SHORT_NUMBER = '.00';
+  const TICK_GAP = 3;
+  const SLANT = 0.9;
+  const BLEND_FONT = 12;
+  const CELL_W = 54;
+  const CELL_H = 44;
+  const MIN_CELL_W = 30;
+  const PHONE_COLUMN = 374;
+  const BORDERS_BESIDE_LABELS = 112;
+  const WIDEST_LABEL_PX = 120;
+  const GAP = 1;
+  const HEATMAPS = {
+    weights: { blocks: ['weights'], max_width: 260, max_height: 176, least_width: 190, fits_phone: true },
+    scores: { blocks: ['scores'], max_width: 260, max_height: 176, least_width: 150, fits_phone: true },
+    scaled: { blocks: ['scaled'], max_width: 260, max_height: 176, least_width: 130, fits_phone: true },
+    qkv: { blocks: ['Q', 'K', 'V'], max_width: 770, max_height: 220, least_width: 240, fits_phone: false },
+  };
+  const NO_NUMBERS = 'Colours only: the numbers are in “… as a table”.';
+  const SOME_NUMBERS = 'Numbers too wide for a cell are left out: see “… as a table”.';
+  const AXIS_LABEL_CHARS = 10;
+  const BLEND_FRAME = 230;
+  const POINT_PX = 12;
+  const STAR_PX = 18;
+  const LABEL_RINGS = [6, 20, 36, 56];
+  const DIAGONAL = 0.7;
+  const LABEL_MARGIN = 2;
+  const NUMBERS_UP_TO = 12;
+  const BLEND_NAMED_TOP = 3;
+
+  function textPx(text, size) {
+    let total = 0;
+    for (const ch of String(text)) {
+      const k = ch.codePointAt(0);
+      total += k >= 32 && k < 127 ? CHAR_WIDTHS[k - 32] : k > 0xffff ? ASTRAL_CHAR : OTHER_CHAR;
+    }
+    return (total * size) / 1000;
+  }
+
+  function shortLabel(label, width = AXIS_LABEL_CHARS) {
+    const chars = Array.from(String(label));
+    return chars.length <= width ? chars.join('') : chars.slice(0, width - 1).join('') + '…';
+  }
+
+  function cellText(text, font, width) {
+    const room = width - NUMBER_GAP;
+    if (textPx(text, font) <= room) return text;
+    const short = text.startsWith('0.') || text.startsWith('-0.') ? text.replace('0.', '.') : text;
+    let shorter = short;
+    if (short.indexOf('.') >= 0 && short.indexOf('e') < 0) {
+      shorter = short.replace(/0+$/, '').replace(/\.$/, '');
+      if (shorter === '' || shorter === '-') shorter = '0';
+    }
+    for (const candidate of [short, shorter]) {
+      if (candidate !== text && textPx(candidate, font) <= room) return candidate;
+    }
+    return '';
+  }
+
+  /** widgets.figure_text.number_font: the largest of NUMBER_FONTS whose number fits a cell; 0: none. */
+  function numberFont(cellW, cellH) {
+    const fits = (sample) => NUMBER_FONTS.find((f) => textPx(sample, f) + NUMBER_GAP <= cellW && LINE * f <= cellH);
+    return fits(WIDE_NUMBER) || fits(SHORT_NUMBER) || 0;
+  }
+
+  function ticks(labels, spacing, along) {
+    const k = spacing > 0 ? Math.max(1, Math.ceil(along / spacing)) : labels.length;
+    const kept = labels.filter((_, n) => n % k === 0);
+    return [kept.map(([p]) => p), kept.map(([, t]) => t)];
+  }
+
+  // A move keeps the labels and d: the layouts are made once for them (read them only), as in Python.
+  const layoutsMade = new Map();
+  function heatmapLayouts(labels, d) {
+    const key = JSON.stringify([labels, d]);
+    let made = layoutsMade.get(key);
+    if (made === undefined) {
+      made = makeHeatmapLayouts(labels, d);
+      layoutsMade.set(key, made);
+      if (layoutsMade.size > 32) layoutsMade.delete(layoutsMade.keys().next().value);
+    }
+    return made;
+  }
+
+  function makeHeatmapLayouts(labels, d) {
+    labels = labels.map(String);
+    const rows = labels.map((t, k) => [k, shortLabel(t)]);
+    const labelPx = maxOf(rows.map(([, t]) => textPx(t, AXIS_FONT)));
+    const out = {};
+    for (const [name, spec] of Object.entries(HEATMAPS)) {
+      let cols;
+      if (spec.blocks.length === 1) cols = rows;
+      else {
+        cols = [];
+        spec.blocks.forEach((n, k) => { for (let j = 0; j < d; j++) cols.push([k * (d + GAP) + j, `${n}[${j}]`]); });
+      }
+      const nCols = spec.blocks.length === 1 ? labels.length : d;
+      const span = spec.blocks.length * (nCols + GAP) - GAP;
+      let frameW, frameH, room, minWidth;
+      if (spec.fits_phone) { // one size for every head
+        [frameW, frameH] = [spec.max_width, spec.max_height];
+        room = Math.floor(PHONE_COLUMN - BORDERS_BESIDE_LABELS - labelPx);
+        minWidth = PHONE_COLUMN;
+      } else {
+        frameW = Math.max(spec.least_width, Math.min(spec.max_width, CELL_W * Math.max(span, 2)));
+        frameH = spec.max_height;
+        room = MIN_CELL_W * Math.max(span, 2);
+      }
+      const narrow = Math.min(frameW, Math.max(spec.least_width, room));
+      if (minWidth === undefined) minWidth = Math.ceil(narrow + BORDERS_BESIDE_LABELS + WIDEST_LABEL_PX);
+      const cellW = narrow / span;
+      const cellH = frameH / rows.length;
+      const font = numberFont(cellW, cellH);
+      const widest = maxOf(cols.map(([, t]) => textPx(t, AXIS_FONT)));
+      let flat = widest + TICK_GAP <= cellW;
+      const [xTicks, xLabels] = ticks(cols, flat ? cellW : cellW * Math.sin(SLANT), LINE * AXIS_FONT + TICK_GAP);
+      if (flat) flat = xTicks.length < 2 || widest + TICK_GAP <= (xTicks[1] - xTicks[0]) * cellW;
+      const [yTicks, yLabels] = ticks(rows, cellH, LINE * AXIS_FONT + TICK_GAP);
+      out[name] = {
+        frame_width: frameW, frame_height: frameH, min_frame_width: narrow, cell_width: cellW, font,
+        x_ticks: xTicks, x_labels: xLabels, x_angle: flat ? 0 : SLANT, y_ticks: yTicks, y_labels: yLabels,
+        min_width: minWidth, note: font ? '' : NO_NUMBERS,
+      };
+    }
+    return out;
+  }
+
+  const box = (cx, cy, w, h) => [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+  const meet = (a, b, m = 0) => a[0] < b[2] + m && b[0] < a[2] + m && a[1] < b[3] + m && b[1] < a[3] + m;
+
+  /** widgets.figure_text.place_blend_labels: each named value's place beside its point, leaders, a note. */
+  function placeBlendLabels(data, bounds, query) {
+    const { x: xs, y: ys, named, weight: weights } = data.values;
+    const [x0, x1, y0, y1] = bounds;
+    const sx = BLEND_FRAME / (x1 - x0);
+    const sy = BLEND_FRAME / (y1 - y0);
+    const px = xs.map((x) => (x - x0) * sx);
+    const py = ys.map((y) => (y1 - y) * sy);
+    const ox = (data.output.x[0] - x0) * sx;
+    const oy = (y1 - data.output.y[0]) * sy;
+    const marks = px.map((a, k) => box(a, py[k], POINT_PX, POINT_PX));
+    const star = box(ox, oy, STAR_PX, STAR_PX);
+    const n = xs.length;
+    const dx = xs.map(() => 0), dy = xs.map(() => 0), shown = xs.map(() => '');
+    const leaders = { x0: [], y0: [], x1: [], y1: [] };
+    const placed = [];
+    const order = xs.map((_, k) => k).filter((k) => named[k])
+      .sort((a, b) => (a !== query) - (b !== query) || Math.abs(weights[b]) - Math.abs(weights[a]) || a - b);
+    let leftOff = 0;
+    const h = LINE * BLEND_FONT;
+    for (const k of order) {
+      const w = textPx(named[k], BLEND_FONT);
+      let spot = null;
+      for (const ring of LABEL_RINGS) {
+        const a = ring * DIAGONAL + w / 2, b = ring * DIAGONAL + h / 2;
+        const places = [[ring + w / 2, 0], [-ring - w / 2, 0], [0, -ring - h / 2], [0, ring + h / 2],
+          [a, -b], [-a, -b], [a, b], [-a, b]];
+        for (const [cx, cy] of places) {
+          const r = box(px[k] + cx, py[k] + cy, w, h);
+          if (!(0 <= r[0] && r[2] <= BLEND_FRAME && 0 <= r[1] && r[3] <= BLEND_FRAME)) continue;
+          if (meet(r, star, LABEL_MARGIN) || marks.some((m, j) => j !== k && meet(r, m, LABEL_MARGIN))) continue;
+          if (placed.some((p) => meet(r, p, LABEL_MARGIN))) continue;
+          spot = [cx, cy, r, ring];
+          break;
+        }
+        if (spot) break;
+      }
+      if (!spot) {
+        leftOff += 1;
+        continue;
+      }
+      const [cx, cy, r, ring] = spot;
+      placed.push(r);
+      dx[k] = cx;
+      dy[k] = cy;
+      shown[k] = named[k];
+      if (ring !== LABEL_RINGS[0]) {
+        const ex = Math.min(Math.max(px[k], r[0]), r[2]);
+        const ey = Math.min(Math.max(py[k], r[1]), r[3]);
+        leaders.x0.push(xs[k]);
+        leaders.y0.push(ys[k]);
+        leaders.x1.push(x0 + ex / sx);
+        leaders.y1.push(y1 - ey / sy);
+      }
+    }
+    let note = '';
+    if (leftOff) note = `${leftOff} name${leftOff !== 1 ? 's' : ''} left off (no room): hover the points.`;
+    else if (named.filter((t) => t).length < n) note = `Named: the query and the ${BLEND_NAMED_TOP} it weighs most.`;
+    return { text: shown, dx, dy, leaders, note };
+  }
 
   /** widgets.viewdata.named_values: every value's name up to NUMBERS_UP_TO tokens; past that the query's and
    * those of the BLEND_NAMED_TOP largest weights as shown (a tie to the earlier token; none shown as 0). */
@@ -561,12 +791,6 @@
     return labels.map((label, k) => (named.has(k) ? label : ''));
   }
 
-  /** widgets.viewdata.label_sides: each value's label on the side of its point facing the plot's middle. */
-  function labelSides(xs, bounds) {
-    const mid = (bounds[0] + bounds[1]) / 2;
-    const right = xs.map((x) => x > mid);
-    return { align: right.map((r) => (r ? 'right' : 'left')), dx: right.map((r) => (r ? -LABEL_GAP : LABEL_GAP)) };
-  }
 
   const vectorsKept = (line) => escapeHtml(line).replace(VECTOR, '<span class="vec">$&</span>');
 
@@ -606,6 +830,66 @@
     return `<ul class="checks">${lis.join('')}</ul>`;
   }
 
+  // --- rows that cannot see the future (widgets/viewdata.py changed_rows, row_marks, moved_html) -----
+
+  const MARK_INSET = 0.16;
+  const MOVE_HINT = // as widgets/viewdata.py, under the checks until a slider moves
+    '<p class="moved">' + escapeHtml(
+      "Move a token's slider: the rows of the weights it leaves unchanged get a dashed frame, those it changes " +
+      'a purple one.'
+    ) + '</p>';
+  const sameRow = (a, b) => a.length === b.length && a.every((x, k) => x === b[k]);
+
+  /** For each query, whether its weights or its output differ from `before`'s in any bit. */
+  function changedRows(head, before) {
+    return head.weights.map((w, i) => !(sameRow(w, before.weights[i]) && sameRow(head.output[i], before.output[i])));
+  }
+
+  function rowRuns(rows) {
+    const out = [];
+    for (const r of rows) {
+      if (out.length && out[out.length - 1][1] === r - 1) out[out.length - 1][1] = r;
+      else out.push([r, r]);
+    }
+    return out;
+  }
+
+  /** The weights heatmap's frames around the runs of rows a move left unchanged and those it changed. */
+  function rowMarks(changed) {
+    const T = changed ? changed.length : 0;
+    const frames = (rows) => {
+      const blocks = rowRuns(rows);
+      return {
+        x: blocks.map(() => (T - 1) / 2),
+        y: blocks.map(([a, b]) => (a + b) / 2),
+        width: blocks.map(() => T - MARK_INSET),
+        height: blocks.map(([a, b]) => b - a + 1 - MARK_INSET),
+      };
+    };
+    const which = (want) => (changed || []).map((c, i) => (c === want ? i : -1)).filter((i) => i >= 0);
+    return { unchanged: frames(which(false)), changed: frames(which(true)) };
+  }
+
+  const rowNames = (labels, rows) =>
+    rowRuns(rows).map(([a, b]) => (a === b ? `'${labels[a]}'` : `'${labels[a]}' to '${labels[b]}'`)).join(', ');
+
+  /** What the move of x[token][component] changed, in words: the rows left alone, those changed, and why. */
+  function movedHtml(head, labels, token, component, changed) {
+    const me = String(labels[token]);
+    const same = changed.map((c, i) => (c ? -1 : i)).filter((i) => i >= 0);
+    const diff = changed.map((c, i) => (c ? i : -1)).filter((i) => i >= 0);
+    const parts = [];
+    if (same.length) parts.push(`the rows of ${rowNames(labels, same)} did not change, to the last bit (dashed)`);
+    if (diff.length) parts.push(`${rowNames(labels, diff)} changed (purple)`);
+    let text = `Moving ${me}[${component}]: ` + parts.join('; ') + '.';
+    if (head.causal && token > 0 && changed.slice(0, token).every((c) => !c)) {
+      text += ` With the mask on, no token before '${me}' can see it.`;
+    } else if (!head.causal && changed.slice(0, token).some((c) => c)) {
+      text += ` With the mask off, tokens before '${me}' read it too.`;
+    }
+    return `<p class="moved">${escapeHtml(text)}</p>`;
+  }
+
   /** Everything the figures and text panels show for query i, as widgets.viewdata.view_data. */
   function viewData(head, i, labels, dims = [0, 1]) {
     const t = trace(head, i, labels);
@@ -614,14 +898,30 @@
     data.outline = { x: [(head.T - 1) / 2], y: [i], width: [head.T], height: [1] };
     data.blend = blend(head, i, labels, dims);
     data.bounds = blendBounds(data.blend);
-    Object.assign(data.blend.values, labelSides(data.blend.values.x, data.bounds));
+    const placed = placeBlendLabels(data.blend, data.bounds, i);
+    Object.assign(data.blend.values, { named: placed.text, dx: placed.dx, dy: placed.dy });
+    data.blend.leaders = placed.leaders;
+    data.layout.blend = { note: placed.note };
     data.steps = stepsHtml(t);
-    data.checks = checksHtml(t, labels);
+    data.checks = checksHtml(t, labels) + MOVE_HINT;
+    data.moved = rowMarks(null);
     return data;
   }
 
+  /** view_data after a token slider's move: `moved` = [token, component, value before], `before` the head
+   * before it. The marks and their sentence (under the checks) join what `viewData` gave. */
+  function withMoves(data, head, labels, moved, before) {
+    const changed = changedRows(head, before);
+    const said = movedHtml(head, Array.from(labels, String), moved[0], moved[1], changed);
+    const checks = data.checks.slice(0, data.checks.length - MOVE_HINT.length) + said;
+    return Object.assign({}, data, { moved: rowMarks(changed), checks });
+  }
+
   return {
-    AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
-    checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat,
+    AttentionError, attend, trace, viewData, withMoves, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
+    sum, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat, MOVE_HINT,
+    textPx, shortLabel, HEATMAPS, BLEND_FRAME, BLEND_FONT,
+    // what static/tiles.js lays its strip of cells out with (widgets/figure_text.py's rules)
+    cellText, numberFont, ticks, LINE, AXIS_FONT, TICK_GAP, SLANT,
   };
 });

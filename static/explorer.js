@@ -27,7 +27,7 @@
   // Python's way of writing values into messages: static/pyformat.js, the page's one formatter (through
   // static/attention.js, which checks options and numbers as core.options does).
   const { AttentionError, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER } = AttentionHead;
-  const { reprFloat: floatRepr, general: formatG } = AttentionHead.PyFormat;
+  const { reprFloat: floatRepr, general: formatG, fixed } = AttentionHead.PyFormat;
 
   // How far a value may lie from its slider's grid, in steps, and still be written as that grid point
   // (widgets/url_state.py STEP_NOISE; tests/test_actions.py holds the two equal).
@@ -40,7 +40,7 @@
     if (step) {
       const t = floatRepr(step);
       const places = t.endsWith('.0') || t.indexOf('e') >= 0 ? 0 : t.split('.')[1].length;
-      const snapped = Number(x.toFixed(places));
+      const snapped = Number(fixed(x, places)); // Python's round(x, places)
       if (Math.abs(snapped - x) <= STEP_NOISE * step) x = snapped + 0; // (no "-0")
     }
     const text = floatRepr(x);
@@ -60,6 +60,7 @@
     const heads = new WeakMap(); // state → its head, computed once
     const bank = HeadLessons.make(config); // the walk and the questions (static/lessons.js)
     const LESSON_PARAMS = config.lessons.params;
+    const befores = new WeakMap(); // state after a slider's move → the head before it (the one a move ago)
 
     // --- checks, with widgets.state's messages (an option's: AttentionHead.checkOption, as core.options) ---
 
@@ -131,6 +132,7 @@
     function refused(state, message) {
       const next = Object.assign({}, state, { message });
       if (heads.has(state)) heads.set(next, heads.get(state));
+      if (befores.has(state)) befores.set(next, befores.get(state));
       return next;
     }
 
@@ -167,6 +169,7 @@
       if (edits && state.revealed && !('question' in changes)) { // the answer was about another head
         Object.assign(next, { question: '', prediction: null, revealed: false });
       }
+      if (!('moved' in changes)) next.moved = null; // any change but a slider's move ends what `moved` says
       next.message = '';
       heads.set(next, head);
       return next;
@@ -236,7 +239,7 @@
       });
     }
 
-    function setEntry(state, name, field, row, col, value) {
+    function setEntry(state, name, field, row, col, value, extra) {
       let v;
       try {
         v = asFiniteNumber(field, value);
@@ -245,7 +248,27 @@
       }
       const M = state[name].map((r) => r.slice());
       M[row][col] = v;
-      return change(state, { [name]: M });
+      return change(state, Object.assign({ [name]: M }, extra));
+    }
+
+    /** A token slider's move (HeadState.set_x): X[t][c] = value, and `moved` = [t, c, the value before]. */
+    function moveSlider(state, t, c, value) {
+      const next = setEntry(state, 'X', `${state.tokens[t]}[${c}]`, t, c, value, { moved: [t, c, state.X[t][c]] });
+      if (!next.message && heads.has(state)) befores.set(next, heads.get(state));
+      return next;
+    }
+
+    /** The head before the state's slider move: the one a move ago, or that head computed again. */
+    function beforeOf(state) {
+      let head = befores.get(state);
+      if (head === undefined) {
+        const [t, c, value] = state.moved;
+        const X = state.X.map((r) => r.slice());
+        X[t][c] = value;
+        head = compute(Object.assign({}, state, { X }));
+        befores.set(state, head);
+      }
+      return head;
     }
 
     /**
@@ -261,8 +284,7 @@
       if (HeadLessons.ACTIONS.indexOf(action.do) >= 0) return lessonAct(state, action);
       switch (action.do) {
         case 'x':
-          return setEntry(state, 'X', `${state.tokens[action.token]}[${action.component}]`,
-            action.token, action.component, action.value);
+          return moveSlider(state, action.token, action.component, action.value);
         case 'weight':
           return setEntry(state, action.name, `${action.name}[${action.row}, ${action.col}]`,
             action.row, action.col, action.value);
@@ -291,14 +313,44 @@
       }
     }
 
+    /**
+     * `next` read as one token slider's move from `last` (the state drawn before it), for a page that reads
+     * its sliders rather than their events (static/explorer_page.js follow): `moved` as apply({do: 'x'})
+     * sets it when the two differ in one entry of X and nothing else, `last`'s when they do not differ at
+     * all, else null. The head before the move is `last`'s, already computed.
+     */
+    function sliderMove(last, next) {
+      const rest = (s) => JSON.stringify(Object.assign({}, s, { X: null, message: '', moved: null, preset: '' }));
+      const same = last && rest(last) === rest(next) && last.X.length === next.X.length &&
+        last.X.every((row, t) => row.length === next.X[t].length);
+      const diff = [];
+      if (same) next.X.forEach((row, t) => row.forEach((v, c) => { if (v !== last.X[t][c]) diff.push([t, c]); }));
+      let moved = null;
+      let before;
+      if (same && diff.length === 1) {
+        const [t, c] = diff[0];
+        moved = [t, c, last.X[t][c]];
+        before = heads.get(last);
+      } else if (same && diff.length === 0 && last.moved) {
+        moved = last.moved;
+        before = befores.get(last);
+      }
+      if (moved === next.moved) return next;
+      const out = Object.assign({}, next, { moved });
+      if (heads.has(next)) heads.set(out, heads.get(next));
+      if (moved && before) befores.set(out, before);
+      return out;
+    }
+
     const lessonAct = bank.actions({ change, refused, headOf, pyRepr });
 
-    /** As widgets.viewdata.view_data for the state's head, query, dims and lesson. */
+    /** As widgets.viewdata.view_data for the state's head, query, dims and lesson (and the move it follows). */
     function render(state) {
       const head = headOf(state);
-      const data = AttentionHead.viewData(head, state.query, state.tokens, state.dims);
-      data.lesson = bank.view(head, state.query, state.tokens, state, data.blend);
-      return data;
+      const view = AttentionHead.viewData(head, state.query, state.tokens, state.dims);
+      view.lesson = bank.view(head, state.query, state.tokens, state, view.blend);
+      if (!state.moved) return view;
+      return AttentionHead.withMoves(view, head, state.tokens, state.moved, beforeOf(state));
     }
 
     // --- links: widgets/url_state.py ------------------------------------------------------
@@ -577,9 +629,9 @@
     }
 
     return {
-      initial, apply, render, headOf, decodeLink, applyLink, encodeLink, asJson, asCsv, bank,
+      initial, apply, render, headOf, sliderMove, decodeLink, applyLink, encodeLink, asJson, asCsv, bank,
     };
   }
 
-  return { make, floatRepr, formatG, pyRepr, numberAtStep };
+  return { make, numberAtStep };
 });
