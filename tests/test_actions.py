@@ -449,7 +449,7 @@ def test_a_slider_move_marks_the_rows_it_left_alone_the_same_in_both_runtimes():
 def test_a_page_reading_its_sliders_sees_each_move_as_the_action_does():
     """static/explorer_page.js follow reads a move from the sliders (HeadLogic.sliderMove): over drawn
     sequences, its `moved` and its view data after each action equal the action's own."""
-    sequences = [done for done, _ in (python_run(actions) for actions in draw_sequences(40))]
+    sequences = [done for done, _ in (python_run(actions) for actions in draw_sequences(60))]
     proc = node_batch.start_node(DRIVER, {"config": logic_config(), "sequences": sequences, "follow": True})
     steps = [step for seq in results(proc) for step in seq]
     assert all("error" not in step for step in steps)
