@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from core.lab.runs import RUNS  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, serve  # noqa: E402
 
 # The main head: its token slider moves; the clock stops at the first frame after its weights changed.
@@ -62,7 +63,6 @@ async (n) => {
 # laid out but not painted: cheaper than what a student switching runs gets).
 VIEWPORT = {"width": 1400, "height": 1000}
 TO_TOP = "() => { window.scrollTo(0, 0); }"
-RUNS = ["previous-token", "induction", "tied-qk", "no-mask", "top-1"]
 
 # The lab's moves, the same in both pages (static/lab.js draws it in both): the clock stops at the first
 # frame after the control's event, by which static/lab.js has redrawn every figure (it draws synchronously).
@@ -122,8 +122,8 @@ def rounds(page, n_rounds: int, moves: int, out: dict | None = None) -> dict:
     for _ in range(n_rounds):
         page.evaluate(TO_TOP)
         out["main head"] += page.evaluate(MOVES_JS, moves)
-        out["lab snapshot"] += page.evaluate(LAB_JS, [moves, "snapshot", RUNS])
-        out["lab run"] += page.evaluate(LAB_JS, [moves, "run", RUNS])
+        out["lab snapshot"] += page.evaluate(LAB_JS, [moves, "snapshot", list(RUNS)])
+        out["lab run"] += page.evaluate(LAB_JS, [moves, "run", list(RUNS)])  # every run, in the lab's order
     return out
 
 

@@ -1,11 +1,13 @@
 /*
  * The training lab, in both pages: pure DOM, drawn from the shipped runs (static/lab/*.json). The static
  * export inlines them with this file (app/export_lab.py); the served page sends them once, when its tab is
- * first opened, to a Panel JSComponent that carries this file (widgets/lab_view.py). Either way a run
- * switch or a snapshot move is drawn here, in the browser, with no server. The shown head is recomputed
- * at each snapshot by the JavaScript port of the core (static/attention.js, `AttentionHead.attend` and
- * `viewData`), held equal to numpy by tests/test_parity.py and tests/test_lab_parity.py; the claim and
- * findings text comes made by Python (widgets/lab_data.describe), inside the data.
+ * first opened, to a Panel JSComponent that carries this file (widgets/lab_view.py). Either way a run or
+ * seed switch or a snapshot move is drawn here, in the browser, with no server. Each run holds one record
+ * per seed (every snapshot for the first seed, the trained head for the others). The shown head is
+ * recomputed at each snapshot by the JavaScript port of the core (static/attention.js, `AttentionHead.attend`
+ * and `viewData`), held equal to numpy by tests/test_parity.py and tests/test_lab_parity.py; the claim,
+ * the verdicts counted over the seeds, the findings and each seed's note come made by Python
+ * (widgets/lab_data.describe and seed_note), inside the data.
  *
  * Every heatmap is a real table (row and column headers are the token labels or the stream and head
  * components; masked cells and the query's row are said in words), so a screen reader reads its numbers.
@@ -22,8 +24,8 @@
   const LINES = [ // as widgets/lab_view.py LINES: source, label, colour, dash
     ['train', 'this run: training loss', '#1f77b4', ''],
     ['eval', 'this run: held-out loss', '#1f77b4', '6 4'],
-    ['full train', 'full head: training loss', '#7f7f7f', ''],
-    ['full eval', 'full head: held-out loss', '#7f7f7f', '6 4'],
+    ['full train', 'reference run: training loss', '#7f7f7f', ''],
+    ['full eval', 'reference run: held-out loss', '#7f7f7f', '6 4'],
     ['honest', 'generated one token at a time', '#d62728', '2 3'],
     ['uniform', 'uniform guess, ln V', '#2ca02c', '8 3 2 3'],
   ];
@@ -63,14 +65,16 @@
     return Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => causal && j > i));
   }
 
-  /** What the lab shows for snapshot k, query i: widgets/lab_data.lab_view_data's numbers. `switches` is
+  /** What the lab shows for seed record s (an index into run.seeds), snapshot k, query i: the numbers
+   * tests/test_lab_parity.py holds equal to the numpy core's head (widgets/lab_data.head_at). `switches` is
    * the table of switches (core.options.table_json(), in the lab's data) the core's port reads its options by. */
-  function labViewData(run, k, i, switches) {
-    const labels = tokenLabels(run.probe);
+  function labViewData(run, s, k, i, switches) {
+    const record = run.seeds[s];
+    const labels = tokenLabels(record.probe);
     const T = labels.length;
-    const snap = run.snapshots[k];
+    const snap = record.snapshots[k];
     const sw = run.switches;
-    const out = { labels: labels, step: snap.step, query: i };
+    const out = { labels: labels, step: snap.step, query: i, seed: record.seed };
     if (snap.W_Q) {
       // the run's switches, every one the explorer has (core.options.SWITCHES), as attend takes them
       const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), sw, switches);
@@ -93,15 +97,19 @@
     return out;
   }
 
-  function curves(run, runs) {
+  /** The loss curves of seed record s, beside those of the same seed of the run it is set against. */
+  function curves(run, s, runs) {
+    const none = { x: [], y: [] };
+    const record = run.seeds[s];
+    // a point of the training curve is drawn at the end of its window of `every` steps (core.lab.encoding)
     const lines = (r) => ({
-      train: { x: r.curve.step, y: r.curve.loss },
-      eval: { x: r.evals.map((e) => e.step), y: r.evals.map((e) => e.eval_loss) },
+      train: { x: r.curve.loss.map((_, j) => Math.min((j + 1) * r.curve.every, run.steps)), y: r.curve.loss },
+      eval: { x: r.held_out.step, y: r.held_out.loss },
     });
-    const own = lines(run);
-    const other = runs[run.compare] ? lines(runs[run.compare]) : { train: { x: [], y: [] }, eval: { x: [], y: [] } };
-    const honest = run.evals[0].honest_loss !== undefined
-      ? { x: run.evals.map((e) => e.step), y: run.evals.map((e) => e.honest_loss) } : { x: [], y: [] };
+    const own = lines(record);
+    const compared = runs[run.compare] && runs[run.compare].seeds.find((r) => r.seed === record.seed);
+    const other = compared ? lines(compared) : { train: none, eval: none };
+    const honest = record.held_out.honest ? { x: record.held_out.step, y: record.held_out.honest } : none;
     const lnV = Math.log(run.shape.V);
     return {
       train: own.train, eval: own.eval, 'full train': other.train, 'full eval': other.eval, honest: honest,
@@ -261,9 +269,12 @@
 
   /** Build the lab into `container` from `lab` = {runs: {name: run}, order: [...], described: {name: html}}. */
   function mount(container, lab) {
-    const state = { run: lab.order[0], k: -1, i: -1 };
+    // s: which of the run's seeds is drawn (an index into run.seeds; every shipped run has the same seeds)
+    const state = { run: lab.order[0], s: 0, k: -1, i: -1 };
     const runSelect = el('select', { 'aria-label': 'Run', class: 'lab-run' },
       lab.order.map((n) => el('option', { value: n, text: n })));
+    const seedSelect = el('select', { 'aria-label': 'Seed', class: 'lab-seed' },
+      lab.runs[lab.order[0]].seeds.map((r, s) => el('option', { value: String(s), text: String(r.seed) })));
     const slider = el('input', { type: 'range', min: '0', step: '1', class: 'lab-snapshot', 'aria-label': 'Snapshot' });
     const sliderLabel = el('span', { class: 'lab-snapshot-label' });
     const querySelect = el('select', { 'aria-label': 'Query token', class: 'lab-query' });
@@ -289,6 +300,7 @@
     svg.setAttribute('class', 'lab-curves');
     container.appendChild(el('div', { class: 'lab-controls' }, [
       el('label', {}, [document.createTextNode('Run '), runSelect]),
+      el('label', {}, [document.createTextNode('Seed '), seedSelect]),
       el('label', {}, [sliderLabel, slider]),
       el('label', {}, [document.createTextNode('Query token '), querySelect]),
     ]));
@@ -337,17 +349,20 @@
 
     function draw(reshape) {
       const run = lab.runs[state.run];
-      const n = run.snapshots.length;
+      const s = Math.min(state.s, run.seeds.length - 1), record = run.seeds[s];
+      const n = record.snapshots.length;
       const k = ((state.k % n) + n) % n;
-      const i = ((state.i % run.probe.length) + run.probe.length) % run.probe.length;
-      const data = labViewData(run, k, i, lab.switches);
+      const i = ((state.i % record.probe.length) + record.probe.length) % record.probe.length;
+      const data = labViewData(run, s, k, i, lab.switches);
       const labels = data.labels;
       if (reshape) {
-        text.innerHTML = lab.described[state.run];
+        text.innerHTML = lab.described[state.run] + lab.at_seed[state.run][s];
+        seedSelect.value = String(s);
         slider.max = String(n - 1);
+        slider.disabled = n === 1; // only the trained head ships for this seed (its note says so)
         querySelect.textContent = '';
         labels.forEach((t, q) => querySelect.appendChild(el('option', { value: String(q), text: `${q}: ${t}` })));
-        chart = { lines: curves(run, lab.runs), steps: run.steps };
+        chart = { lines: curves(run, s, lab.runs), steps: run.steps };
         drawChart();
       }
       slider.value = String(k);
@@ -368,10 +383,12 @@
       }
       steps.innerHTML = data.steps;
       container.dataset.run = state.run;
+      container.dataset.seed = String(record.seed);
       container.dataset.snapshot = String(k);
     }
 
     runSelect.addEventListener('change', () => keepHeight(() => { state.run = runSelect.value; state.k = -1; state.i = -1; draw(true); }));
+    seedSelect.addEventListener('change', () => keepHeight(() => { state.s = Number(seedSelect.value); state.k = -1; draw(true); }));
     slider.addEventListener('input', () => { state.k = Number(slider.value); draw(false); });
     querySelect.addEventListener('change', () => { state.i = Number(querySelect.value); draw(false); });
     draw(true);

@@ -272,8 +272,9 @@ def lab_is_named_and_tabled(page) -> None:
     assert run.count() == 1
     assert page.get_by_role("slider", name="Snapshot", exact=True).count() == 1
     assert page.get_by_role("combobox", name="Query token", exact=True).count() == 1
-    run.select_option("induction")
-    tokens = token_labels(load_lab()["runs"]["induction"]["probe"])
+    assert page.get_by_role("combobox", name="Seed", exact=True).count() == 1
+    run.select_option("positional-lookup")
+    tokens = token_labels(load_lab()["runs"]["positional-lookup"]["seeds"][0]["probe"])
     for name in ("The learned head's weights on the probe", "Layer 0's weights on the probe"):
         table = page.get_by_role("table", name=name, exact=True)
         headers = table.get_by_role("columnheader").all_inner_texts()

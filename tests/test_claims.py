@@ -826,12 +826,27 @@ def test_temperature_note_with_raw_weights_scales_them_and_top1_keeps_its_choice
 # --- the training lab, as README describes it ----------------------------------------------------
 
 
-def test_readme_lab_a_previous_token_head_and_an_induction_pair_grow_and_negatives_are_said():
+def test_readme_lab_an_induction_pair_forms_unasked_and_verdicts_are_counted_over_seeds(readme):
     import json
 
-    findings = json.loads((README.parent / "static" / "lab" / "index.json").read_text())["findings"]
-    # "grow a previous-token head and an induction pair": the shipped runs say so, from their own numbers
-    assert findings["previous-token"]["verdict"] == "reproduced"
-    assert findings["triggers"]["verdict"] == "reproduced"
-    # "says so plainly where a claim did not reproduce": some runs are only partly what the chapter says
-    assert {k for k, f in findings.items() if f["verdict"] != "reproduced"} >= {"no-scale", "induction"}
+    said = " ".join(readme.split())
+
+    lab = README.parent / "static" / "lab"
+    index = json.loads((lab / "index.json").read_text())
+    triggers = json.loads((lab / "triggers.json").read_text())
+    seeds = triggers["seeds"]
+    # "each from 4 seeds": every shipped run holds that many
+    assert f"each from {len(seeds)} seeds" in said
+    for name in index["runs"]:
+        assert len(json.loads((lab / f"{name}.json").read_text())["seeds"]) == len(seeds)
+    # "a previous-token head feeding an induction head forms unasked (at k of n seeds)": counted from the
+    # triggers run's numbers (its task never asks for the previous token)
+    ends = [r["end"]["scores"] for r in seeds]
+    formed = sum(
+        layer0["previous_token_after_triggers"] > 0.5 and layer1["induction_at_triggers"] > 0.5
+        for layer0, layer1 in ends
+    )
+    assert formed > 0 and f"forms unasked (at {formed} of {len(seeds)} seeds)" in said
+    assert triggers["task"] == "triggers"
+    # "each verdict counts the seeds where the claim held": some claims hold at some seeds only, or at none
+    assert {f["verdict"] for f in index["findings"].values()} >= {"reproduced", "partly", "not reproduced"}

@@ -42,11 +42,26 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
     assert at_start != before
     assert slider.get_attribute("aria-valuetext").startswith("step 0,")
 
-    lab.locator("select.lab-run").select_option("induction")
-    assert body.get_attribute("data-run") == "induction"
+    lab.locator("select.lab-run").select_option("triggers")
+    assert body.get_attribute("data-run") == "triggers"
     assert weights.inner_text() != at_start
     assert lab.locator('table[data-name="layer0"]').is_visible()
+    assert "formed" in lab.locator("ul.verdicts").inner_text()
+    # another seed: its own trained head, curves and note; only the trained head ships for it
+    trained = weights.inner_text()
+    curve = lab.locator('polyline[data-line="train"]').get_attribute("points")
+    lab.locator("select.lab-seed").select_option(label="1")
+    assert body.get_attribute("data-seed") == "1"
+    assert weights.inner_text() != trained
+    assert lab.locator('polyline[data-line="train"]').get_attribute("points") != curve
+    note = lab.locator("p.seed-note").inner_text()
+    assert note.startswith("Drawn: seed 1 (the trained head only") and "the pair formed" in note
+    assert slider.is_disabled() and slider.get_attribute("aria-valuetext").startswith("step 3000,")
+    lab.locator("select.lab-run").select_option("positional-lookup")  # the seed stays as picked
+    assert body.get_attribute("data-seed") == "1"
     assert "followed" in lab.locator("p.claim").inner_text()
+    lab.locator("select.lab-seed").select_option(label="0")
+    assert not slider.is_disabled()
     page.wait_for_timeout(300)
     assert len(sent or []) == quiet, (sent or [])[quiet:]  # no round trip
     for width in widths:
@@ -63,7 +78,7 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
     # and a switch to a shorter run with the page scrolled to its end does not move the run picker
     assert body.evaluate("el => el.style.minHeight") == ""
     select = lab.locator("select.lab-run")
-    select.select_option("induction")
+    select.select_option("positional-lookup")
     page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
     page.wait_for_timeout(100)
     top = select.evaluate("el => el.getBoundingClientRect().top")

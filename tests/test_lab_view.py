@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 from app.export_lab import LAB_JS, lab_section
@@ -18,10 +19,22 @@ def test_served_lab_carries_the_exports_code_and_data():
     assert view.lab.replace("</", "<\\/") in lab_section()  # the export inlines the very same JSON
 
 
-def test_every_shipped_run_has_its_findings():
+def test_every_shipped_run_has_its_findings_and_a_note_for_each_seed():
     lab = load_lab()
-    for name in lab["runs"]:
-        if name != "wide-scaled":  # the no-scale run's reference: its numbers are in no-scale's findings
-            found = lab["index"]["findings"][name]
-            assert found["verdict"] in ("reproduced", "partly", "not reproduced")
-            assert found["showed"]
+    payload = lab_payload()
+    for name, run in lab["runs"].items():
+        # each seed drawn gets its own line, naming the seed
+        notes = payload["at_seed"][name]
+        assert len(notes) == len(run["seeds"])
+        assert all(f"Drawn: seed {r['seed']}</b>" in note for note, r in zip(notes, run["seeds"]))
+        if name.startswith("wide-scaled"):  # a no-scale run's reference: its numbers are in that run's text
+            assert name not in lab["index"]["findings"]
+            continue
+        found = lab["index"]["findings"][name]
+        assert found["verdict"] in ("reproduced", "partly", "not reproduced")
+        assert found["showed"] and found["seeds"] == [r["seed"] for r in run["seeds"]]
+        # every check is counted in the text as the shipped numbers give it
+        for check in found["checks"]:
+            assert f"{check['says']}: at {sum(check['held'])} of {len(run['seeds'])} seeds" in html.unescape(
+                payload["described"][name]
+            )

@@ -1,7 +1,7 @@
 """The training lab in the served page: static/lab.js, the export's own lab, in a Panel JSComponent.
 
 The shipped runs go to the browser once, when the lab's tab is first opened (app/served_page.py builds the
-tab lazily); from then on a run switch, a snapshot move or another query is drawn in the browser by
+tab lazily); from then on a run or seed switch, a snapshot move or another query is drawn in the browser by
 static/lab.js with the JavaScript port of the core (static/attention.js), as in the static export. No
 server round trip, no Bokeh figure: the heatmaps are HTML tables, readable by a screen reader as they are.
 bench/RESULTS-lab.md has the measurements that chose this over Bokeh figures driven from Python.

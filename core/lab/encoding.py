@@ -7,6 +7,7 @@ float16 keeps three significant digits in 2.7 characters of base64 (~7 as decima
 from __future__ import annotations
 
 import base64
+import math
 
 import numpy as np
 
@@ -33,9 +34,17 @@ def sig3(a) -> list:
 
 
 def curve(losses: np.ndarray, points: int = CURVE_POINTS) -> dict:
-    """The training loss averaged over `points` equal windows (one batch is noisy)."""
-    chunks = np.array_split(np.arange(len(losses)), min(points, len(losses)))
-    return {"step": [int(c[-1]) + 1 for c in chunks], "loss": sig3([losses[c].mean() for c in chunks])}
+    """The training loss averaged over windows of `every` steps (one batch is noisy), about `points` of
+    them: window j holds steps j·every … (j + 1)·every − 1 and is drawn at step (j + 1)·every
+    (`curve_steps`)."""
+    every = max(1, math.ceil(len(losses) / points))
+    windows = [losses[i : i + every] for i in range(0, len(losses), every)]
+    return {"every": every, "loss": sig3([w.mean() for w in windows])}
+
+
+def curve_steps(curve: dict, steps: int) -> list[int]:
+    """The step at which each point of a curve is drawn: the end of its window."""
+    return [min((j + 1) * curve["every"], steps) for j in range(len(curve["loss"]))]
 
 
 def snapshot_head(snap: dict, switches: dict) -> Head:

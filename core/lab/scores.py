@@ -43,3 +43,29 @@ def offset_score(A: np.ndarray, h: int) -> float:
     sits. Measured on sequences that do not repeat, a high value means the head finds that spot by
     position alone (a positional look-up), not by matching tokens."""
     return float(np.diagonal(A, offset=-(h - 1), axis1=-2, axis2=-1)[..., 1:].mean())
+
+
+def visible_rows(A: np.ndarray) -> np.ndarray:
+    """The queries that see more than one key: all but the first (with the mask it sees only itself)."""
+    return A[:, 1:, :]
+
+
+def largest_weight(A: np.ndarray) -> float:
+    """Mean of each row's largest weight (queries 1..T−1): near 1, the head reads one key; near 1/(keys
+    seen), it spreads its weight evenly."""
+    return float(visible_rows(A).max(axis=-1).mean())
+
+
+def self_first(A: np.ndarray) -> float:
+    """The share of queries (1..T−1) that put their largest weight on themselves."""
+    rows = visible_rows(A)
+    i = np.arange(1, A.shape[1])
+    return float((rows.argmax(axis=-1) == i).mean())
+
+
+def late_to_early_output(O: np.ndarray) -> float:
+    """The head's output size at the last third of the positions over its size at the first third (after
+    position 0): about 1 when a query's output does not depend on how many keys it sees."""
+    size = np.sqrt((O * O).sum(axis=-1)).mean(axis=0)  # [T]: mean length of the output at each position
+    third = max(1, (len(size) - 1) // 3)
+    return float(size[-third:].mean() / size[1 : 1 + third].mean())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from core.lab.encoding import curve, f16, sig3
 from core.lab.findings import findings
-from core.lab.runs import RUNS, Run, final_line, train
+from core.lab.runs import DEFAULT_SEED, RUNS, SEEDS, Run, final_line, train
 
 LAB_DIR = Path(__file__).resolve().parents[2] / "static" / "lab"
 
@@ -23,79 +23,88 @@ def head_is_drawn(run: Run) -> bool:
     return run.shape.d <= 8
 
 
-def to_json(result: dict) -> dict:
+def numbers(evaluation: dict) -> dict:
+    """An evaluation (core.lab.runs.evaluate) with its numbers rounded to 3 significant digits."""
+    return {
+        k: [numbers(x) for x in v] if isinstance(v, list) else sig3([v])[0] for k, v in evaluation.items()
+    }
+
+
+def seed_record(result: dict, every_snapshot: bool) -> dict:
+    """One seed of a run as the lab ships it: the probe, the training curve, the held-out loss at each
+    evaluation, the first and last evaluations in full, and snapshots of the shown head on the probe (every
+    one, or only the trained head's, to keep the export small)."""
     run = result["run"]
-    evals = [
-        {k: (sig3([v])[0] if isinstance(v, float) else v) for k, v in e.items() if k != "scores"}
-        | {"scores": [{k: round(v, 4) for k, v in s.items()} for s in e["scores"]]}
-        for e in result["evals"]
-    ]
     snaps = []
-    for s in result["snapshots"]:
+    for s in result["snapshots"] if every_snapshot else result["snapshots"][-1:]:
         # The drawn head's weights are recomputed from its matrices; the other layers' are shipped.
         shipped = [n for n in range(len(s["maps"])) if n != run.shown_layer or not head_is_drawn(run)]
         snap = {"step": s["step"], "maps": {str(n): f16(s["maps"][n]) for n in shipped}}
         if head_is_drawn(run):
             snap |= {k: f16(s[k]) for k in ("X", "W_Q", "W_K", "W_V")}
         snaps.append(snap)
+    evals = result["evals"]
+    held_out = {"step": [e["step"] for e in evals], "loss": sig3([e["eval_loss"] for e in evals])}
+    if run.honest:
+        held_out["honest"] = sig3([e["honest_loss"] for e in evals])
+    return {
+        "seed": result["seed"],
+        "probe": [int(t) for t in result["probe"]],
+        "curve": curve(result["losses"]),
+        "held_out": held_out,
+        "start": numbers({k: v for k, v in evals[0].items() if k != "step"}),
+        "end": numbers({k: v for k, v in evals[-1].items() if k != "step"}),
+        "snapshots": snaps,
+    }
+
+
+def run_json(run: Run, records: list[dict], steps: int) -> dict:
+    """A run's data file: what it is (its model, switches and training) and one record per seed."""
     return {
         "name": run.name,
         "claim": run.claim,
         "task": run.task,
         "shape": asdict(run.shape),
         "switches": asdict(run.switches),
-        "seed": result["seed"],
-        "steps": result["steps"],
+        "steps": steps,
+        "optimiser": run.optimiser,
         "lr": run.lr,
         "batch": run.batch,
         "compare": run.compare,
         "shown_layer": run.shown_layer,
-        "about": list(run.about),
-        "probe": [int(t) for t in result["probe"]],
-        "curve": curve(result["losses"]),
-        "evals": evals,
-        "snapshots": snaps,
+        "seeds": records,
     }
 
 
-def seeds_summary(run: Run, seeds=(0, 1, 2), steps: int | None = None) -> list[dict]:
-    """Final numbers of the run over several seeds (no snapshots), for the claims that need them."""
-    out = []
-    for s in seeds:
-        r = train(run, seed=s, steps=steps, record=False)
-        e = r["evals"][-1]
-        out.append(
-            {
-                "seed": s,
-                "eval_loss": sig3([e["eval_loss"]])[0],
-                "scores": [{k: round(v, 4) for k, v in sc.items()} for sc in e["scores"]],
-            }
-        )
-    return out
-
-
-SEEDED = ("previous-token", "tied-qk")  # the claim compares these two over three seeds
-
-
-def write_run(
-    name: str, seed: int = 0, steps: int | None = None, directory: Path = LAB_DIR
-) -> tuple[dict, str]:
+def write_run(name: str, seeds=SEEDS, steps: int | None = None, directory: Path = LAB_DIR, echo=None) -> dict:
+    """Train `name` at every seed and write its data file; `echo` (e.g. print) gets each seed's last line."""
     run = RUNS[name]
-    result = train(run, seed=seed, steps=steps)
-    data = to_json(result)
-    if name in SEEDED:
-        data["seeds"] = seeds_summary(run, steps=steps)
+    records = []
+    for seed in seeds:
+        result = train(run, seed=seed, steps=steps)
+        records.append(seed_record(result, every_snapshot=seed == DEFAULT_SEED))
+        if echo:
+            echo(f"seed {seed}: " + final_line(result))
+    data = run_json(run, records, result["steps"])
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{name}.json").write_text(json.dumps(data, separators=(",", ":")) + "\n")
-    return data, final_line(result)
+    (directory / f"{name}.json").write_text(
+        json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n"
+    )
+    return data
 
 
-def write_index(directory: Path = LAB_DIR) -> dict:
-    runs = {
+def read_runs(directory: Path = LAB_DIR) -> dict:
+    """Every run's data file in `directory`, by name, in the order RUNS declares them."""
+    return {
         n: json.loads((directory / f"{n}.json").read_text())
         for n in RUNS
         if (directory / f"{n}.json").exists()
     }
-    index = {"runs": [n for n in RUNS if n in runs], "findings": findings(runs)}
+
+
+def write_index(directory: Path = LAB_DIR) -> dict:
+    """The lab's index: the runs in order and what each showed (core/lab/findings.py)."""
+    runs = read_runs(directory)
+    index = {"runs": list(runs), "findings": findings(runs)}
     (directory / "index.json").write_text(json.dumps(index, separators=(",", ":"), ensure_ascii=False) + "\n")
     return index
