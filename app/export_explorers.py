@@ -42,8 +42,8 @@ from widgets.style import text_panel
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 # Loaded in this order: the ports need PyFormat (static/pyformat.js, loaded with the head's scripts by
-# app/export.py head_scripts) and InputChecks, the binding needs the ports.
-SCRIPTS = ("checks.js", "cost.js", "saturation.js", "explorer_tabs.js")
+# app/export.py head_scripts), InputChecks and SeededRandom, the binding needs the ports.
+SCRIPTS = ("checks.js", "cost.js", "rng.js", "saturation.js", "explorer_tabs.js")
 AREA = ("more", TAB_TITLE)
 
 
