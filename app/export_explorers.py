@@ -3,12 +3,13 @@
     tabs = explorer_tabs()
     tabs.root      # a Bokeh Div: the tab strip and panels; add it to the exported document
     tabs.area      # ("more", label): the page area (static/page.css) it goes in
-    tabs.scripts   # JavaScript texts to inline before the document, in order
+    tabs.scripts   # the <script> elements the page needs after the document: the tabs' documents as JSON,
+                   # then static/'s programs, in order
 
 The tabs hold the very pages the served app shows (widgets/saturation_page.py,
 widgets/cost_page.py, built from the same view data), wired with CustomJS
 instead of Python callbacks.  Each page is a Bokeh document of its own, kept
-in the file as JSON and embedded when its tab is first opened.  Each callback
+in the file as JSON (ITEMS) and embedded when its tab is first opened.  Each callback
 hands the event to static/explorer_tabs.js, which runs the pure ports
 (static/saturation.js, static/cost.js, both on static/pyformat.js and
 static/checks.js) and writes their view data into the same sources, ranges,
@@ -29,8 +30,9 @@ from pathlib import Path
 from bokeh.embed import json_item
 from bokeh.models import CustomJS, Div, InlineStyleSheet
 
+from app.html_json import json_script, script_element
+from app.packing import UNPACK_JS, pack
 from widgets import cost_viewdata, saturation_viewdata
-from widgets.a11y import figures_source
 from widgets.cost_page import T_STOPS, CostPage
 from widgets.cost_state import CostSettings
 from widgets.cost_state import js_config as cost_config
@@ -43,15 +45,16 @@ from widgets.style import text_panel
 STATIC = Path(__file__).resolve().parents[1] / "static"
 # Loaded in this order: the ports need PyFormat (static/pyformat.js, loaded with the head's scripts by
 # app/export.py head_scripts), InputChecks and SeededRandom, the binding needs the ports.
-SCRIPTS = ("checks.js", "cost.js", "rng.js", "saturation.js", "explorer_tabs.js")
+SCRIPTS = ("checks.js", "cost.js", "rng.js", "saturation.js", UNPACK_JS, "explorer_tabs.js")
 AREA = ("more", TAB_TITLE)
+ITEMS = "explorer-tabs-items"  # the id of the JSON holding each tab's document (the tab strip names it)
 
 
 @dataclass(frozen=True)
 class ExplorerTabs:
     root: Div
     area: tuple[str, str]
-    scripts: tuple[str, ...]
+    scripts: str
     saturation: SaturationPage
     cost: CostPage
 
@@ -62,7 +65,10 @@ def intro_html() -> str:
 
 
 def _callback(handler: str, kind: str, models: dict) -> CustomJS:
-    return CustomJS(args={"M": models}, code=f"window.ExplorerTabs.{handler}({json.dumps(kind)}, cb_obj, M);")
+    """A control's callback: static/explorer_tabs.js's `handler` ("cost" or "saturation") with the kind of
+    control and the page's models."""
+    args = {"M": models, "handler": handler, "kind": kind}
+    return CustomJS(args=args, code="window.ExplorerTabs[handler](kind, cb_obj, M);")
 
 
 def cost_page(settings: CostSettings | None = None) -> CostPage:
@@ -138,17 +144,18 @@ TABS_CSS = """
 
 
 def tabs_html(tabs: list[tuple[str, str, str]]) -> str:
-    """A tab strip and one panel per tab: (name, title, the panel's HTML); the first is open."""
+    """A tab strip and one panel per tab: (name, title, the panel's HTML); the first is open. A click on a
+    tab opens it (static/explorer_tabs.js), with its document from the JSON the strip names (ITEMS)."""
     buttons = "".join(
-        f'<button type="button" role="tab" data-tab="{name}" aria-selected="{str(k == 0).lower()}"'
-        f' onclick="ExplorerTabs.open(this)">{html.escape(title)}</button>'
+        f'<button type="button" role="tab" data-tab="{name}" aria-selected="{str(k == 0).lower()}">'
+        f"{html.escape(title)}</button>"
         for k, (name, title, _) in enumerate(tabs)
     )
     panels = "".join(
         f'<div class="more-panel" role="tabpanel" data-tab="{name}"{"" if k == 0 else " hidden"}>{body}</div>'
         for k, (name, _, body) in enumerate(tabs)
     )
-    return f'<div class="more-tabs" role="tablist">{buttons}</div>{panels}'
+    return f'<div class="more-tabs" role="tablist" data-items="{ITEMS}">{buttons}</div>{panels}'
 
 
 def explorer_tabs() -> ExplorerTabs:
@@ -159,12 +166,10 @@ def explorer_tabs() -> ExplorerTabs:
     took longer to make the head interactive, tabs open or not.
     """
     saturation, cost = saturation_page(), cost_page()
-    # each is a document of its own: it carries which figures get tables (static/a11y.js, widgets/a11y.py)
-    for page in (saturation, cost):
-        page.layout.tags = [figures_source()]
     items = {
-        "saturation": json.dumps(json_item(saturation.layout)),
-        "cost": json.dumps(json_item(cost.layout)),
+        # packed (app/packing.py): read only when a tab first opens, and a tenth of the size as JSON
+        "saturation": pack(json.dumps(json_item(saturation.layout))),
+        "cost": pack(json.dumps(json_item(cost.layout))),
     }
     body = tabs_html(
         [
@@ -175,8 +180,7 @@ def explorer_tabs() -> ExplorerTabs:
     )
     root = text_panel(body, name=AREA[0], sizing_mode="stretch_width")  # the template finds roots by name
     root.stylesheets = [*root.stylesheets, InlineStyleSheet(css=TABS_CSS)]
-    scripts = (
-        *((STATIC / name).read_text() for name in SCRIPTS),
-        f"ExplorerTabs.items = {json.dumps(items)};",
+    scripts = "\n".join(
+        [json_script(items, id=ITEMS), *(script_element((STATIC / name).read_text()) for name in SCRIPTS)]
     )
     return ExplorerTabs(root=root, area=AREA, scripts=scripts, saturation=saturation, cost=cost)

@@ -2,8 +2,9 @@
 
 `app/main.py` serves it for every student; `bench/app_t64.py` serves the same page on 64 tokens. A change
 to the text of one part re-lays out only that part's root, and the template also loads
-static/bokeh_patch.js and static/a11y.js (control names, the figures' tables, focus rings; it takes its
-number format from static/attention.js, loaded for that).
+static/bokeh_seam.js (the one seam to BokehJS's internals: its speed-ups, and one property change in
+flight) and static/a11y.js (control names, the figures' tables, focus rings; it takes its number format
+from static/attention.js, loaded for that).
 """
 
 import json
@@ -13,6 +14,8 @@ import panel as pn
 from bokeh.models import CustomJS
 from panel.io.resources import _env as PANEL_TEMPLATES
 
+from app.html_json import json_script
+from widgets.a11y import FIGURES_SCRIPT, figures_declared
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
 from widgets.going_further import COST_TITLE, LAB_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
@@ -31,10 +34,7 @@ TEMPLATE = (
     + (ROOT / "static" / "page.css").read_text()
     + (ROOT / "static" / "a11y.css").read_text()
     + """</style><script>"""
-    + (ROOT / "static" / "when_bokeh.js").read_text()  # the loader of the two that follow
-    + (ROOT / "static" / "bokeh_patch.js").read_text()
-    + "</script><script>"
-    + (ROOT / "static" / "send_latest.js").read_text()  # issue 13: one property change in flight
+    + (ROOT / "static" / "bokeh_seam.js").read_text()  # the one seam to BokehJS's internals
     + """</script><script>"""
     + (ROOT / "static" / "pyformat.js").read_text()  # the page's one number formatter and HTML escaper
     + "</script><script>"
@@ -47,7 +47,9 @@ TEMPLATE = (
     + (ROOT / "static" / "a11y.js").read_text()
     + "</script><script>"
     + (ROOT / "static" / "connection_check.js").read_text()  # issue 15: never a blank page
-    + """</script>{% endblock %}
+    + "</script>"
+    + json_script(figures_declared(), id=FIGURES_SCRIPT)  # which figures static/a11y.js gives a table
+    + """{% endblock %}
 {% block contents %}
 <section class="area-class" aria-label="Class" aria-live="polite">{{ embed(roots.classroom) }}</section>
 <main class="explorer">
@@ -63,7 +65,7 @@ TEMPLATE = (
     {{ embed(roots.editor) }}</section>
   <section class="area-more" aria-label="Going further">{{ embed(roots.more) }}</section>
 </main>
-{{ embed(roots.location) }}{{ embed(roots["head-channel"]) }}
+{{ embed(roots.location) }}{{ embed(roots["head-channel"]) }}{{ embed(roots["a11y-names"]) }}
 {% endblock %}
 """
 )
@@ -165,5 +167,7 @@ def serve_page(explorer: HeadExplorer, title: str = "One attention head", classr
     doc = pn.state.curdoc
     with doc.models.freeze():
         page.servable(title=title)
-        doc.add_root(explorer.channel)  # widgets/channel.py: a root of its own (the template embeds it)
+        # declared models of their own, not laid out (the template embeds each, an empty element)
+        doc.add_root(explorer.channel)  # widgets/channel.py
+        doc.add_root(explorer.page.a11y)  # the controls' names (widgets/a11y.py)
     follow_in_browser(doc, explorer)

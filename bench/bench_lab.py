@@ -28,7 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from core.lab.runs import RUNS  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, serve  # noqa: E402
 
 # The main head: its token slider moves; the clock stops at the first frame after its weights changed.
@@ -68,7 +67,7 @@ TO_TOP = "() => { window.scrollTo(0, 0); }"
 # frame after the control's event, by which static/lab.js has redrawn every figure (it draws synchronously).
 # Served, the lab is inside a Panel JSComponent's shadow root.
 LAB_JS = """
-async ([n, kind, runs]) => {
+async ([n, kind]) => {
   const find = (root) => {
     const hit = root.querySelector('section.training-lab');
     if (hit) return hit;
@@ -91,7 +90,7 @@ async ([n, kind, runs]) => {
       slider.value = String((Number(slider.value) + 7) % (Number(slider.max) + 1));
       slider.dispatchEvent(new Event('input'));
     } else {
-      select.value = runs[(runs.indexOf(select.value) + 1) % runs.length];
+      select.selectedIndex = (select.selectedIndex + 1) % select.options.length; // every run in the picker
       select.dispatchEvent(new Event('change'));
     }
     await frame();
@@ -122,8 +121,8 @@ def rounds(page, n_rounds: int, moves: int, out: dict | None = None) -> dict:
     for _ in range(n_rounds):
         page.evaluate(TO_TOP)
         out["main head"] += page.evaluate(MOVES_JS, moves)
-        out["lab snapshot"] += page.evaluate(LAB_JS, [moves, "snapshot", list(RUNS)])
-        out["lab run"] += page.evaluate(LAB_JS, [moves, "run", list(RUNS)])  # every run, in the lab's order
+        out["lab snapshot"] += page.evaluate(LAB_JS, [moves, "snapshot"])
+        out["lab run"] += page.evaluate(LAB_JS, [moves, "run"])
     return out
 
 

@@ -27,7 +27,6 @@
   const EXPONENT_FROM = 1e6; // as core.trace: print huge numbers as 1.23e+06
   const EXP_SHOWN_UP_TO = 50; // as core.trace: larger rows show exp(s − max)
   const MIN_SCORE_LIMIT = 1; // as widgets.viewdata: colour range never narrower
-  const NUMBERS_UP_TO = 12; // as widgets.viewdata: above this many rows or columns, cells show no number
   const VECTOR = /\[[^\[\]]*\]/g; // as widgets.viewdata: a printed vector, kept on one line
 
   class AttentionError extends Error {
@@ -436,16 +435,16 @@
 
   // --- view data: what each figure shows, like widgets.viewdata -------------------------
 
-  function matrixCells(M, rowLabels, colLabels, hidden = null, hiddenText = '−∞') {
+  /** widgets.viewdata.matrix_cells; `fit` = [font px, cell width px] for the cells' numbers, or null. */
+  function matrixCells(M, rowLabels, colLabels, hidden, hiddenText, fit) {
     const cells = { x: [], y: [], value: [], text: [], row: [], col: [] };
-    const numbers = Math.max(M.length, M[0].length) <= NUMBERS_UP_TO;
     M.forEach((r, i) =>
       r.forEach((v, j) => {
         const value = hidden && hidden[i][j] ? NaN : v;
         cells.x.push(j);
         cells.y.push(i);
         cells.value.push(value);
-        cells.text.push(!numbers ? '' : Number.isNaN(value) ? hiddenText : fmt(value));
+        cells.text.push(!fit ? '' : cellText(Number.isNaN(value) ? hiddenText : fmt(value), fit[0], fit[1]));
         cells.row.push(rowLabels[i]);
         cells.col.push(colLabels[j]);
       })
@@ -463,15 +462,20 @@
     const symmetric = (limit) => [-limit, limit];
     const W = head.weights.flat();
     const qkv = symmetric(scoreLimit(head.Q.concat(head.K, head.V)));
+    const layout = heatmapLayouts(labels, head.d);
+    const fit = {};
+    for (const [figure, spec] of Object.entries(HEATMAPS)) {
+      for (const block of spec.blocks) fit[block] = layout[figure].font ? [layout[figure].font, layout[figure].cell_width] : null;
+    }
     return {
       cells: {
         // Raw scores are shown whole; the mask greys out later keys from the scaled scores on.
-        scores: matrixCells(head.scores, labels, labels),
-        scaled: matrixCells(head.masked, labels, labels, head.future),
-        weights: matrixCells(head.weights, labels, labels, head.future, '0'),
-        Q: matrixCells(head.Q, labels, dims),
-        K: matrixCells(head.K, labels, dims),
-        V: matrixCells(head.V, labels, dims),
+        scores: matrixCells(head.scores, labels, labels, null, '−∞', fit.scores),
+        scaled: matrixCells(head.masked, labels, labels, head.future, '−∞', fit.scaled),
+        weights: matrixCells(head.weights, labels, labels, head.future, '0', fit.weights),
+        Q: matrixCells(head.Q, labels, dims, null, '−∞', fit.Q),
+        K: matrixCells(head.K, labels, dims, null, '−∞', fit.K),
+        V: matrixCells(head.V, labels, dims, null, '−∞', fit.V),
       },
       limits: {
         scores: symmetric(scoreLimit(head.scores)),
@@ -481,6 +485,7 @@
         K: qkv.slice(),
         V: qkv.slice(),
       },
+      layout,
     };
   }
 
@@ -545,16 +550,204 @@
     };
   }
 
+  /** widgets.viewdata.blend_bounds: the box around what the plot draws, its edges on a grid of a round step. */
   function blendBounds(data, margin = 0.15) {
     const xs = data.values.x.concat(data.output.x);
     const ys = data.values.y.concat(data.output.y);
     const [x0, x1, y0, y1] = [minOf(xs), maxOf(xs), minOf(ys), maxOf(ys)];
-    const pad = margin * Math.max(x1 - x0, y1 - y0, 1);
-    return [x0 - pad, x1 + pad, y0 - pad, y1 + pad];
+    const span = Math.max(x1 - x0, y1 - y0, 1);
+    const pad = margin * span;
+    const unit = roundStep(span / 8);
+    return [Math.floor((x0 - pad) / unit) * unit, Math.ceil((x1 + pad) / unit) * unit,
+      Math.floor((y0 - pad) / unit) * unit, Math.ceil((y1 + pad) / unit) * unit];
   }
 
-  const LABEL_GAP = 8; // widgets/viewdata.py
-  const BLEND_NAMED_TOP = 3; // as widgets.viewdata (tests/test_parity.py holds them equal)
+  function roundStep(v) {
+    let p = 1;
+    while (p * 10 <= v) p *= 10;
+    while (p > v) p /= 10;
+    return [1, 2, 5, 10].map((m) => m * p).find((x) => x >= v);
+  }
+
+  // --- text on the figures: widgets/figure_text.py (tests/test_parity.py holds the two equal) ----------
+  const CHAR_WIDTHS = [
+    318, 402, 460, 838, 636, 950, 890, 275, 390, 390, 500, 838, 318, 361, 318, 337,
+    636, 636, 636, 636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 536,
+    1000, 722, 735, 765, 802, 730, 694, 799, 872, 395, 401, 747, 664, 1024, 875, 820,
+    673, 820, 753, 685, 667, 843, 722, 1028, 712, 660, 695, 390, 337, 390, 838, 500,
+    500, 613, 640, 560, 640, 615, 370, 640, 644, 320, 310, 606, 320, 974, 644, 612,
+    640, 640, 478, 521, 402, 644, 592, 856, 592, 592, 527, 636, 337, 636, 838,
+  ];
+  const OTHER_CHAR = 1000;
+  const ASTRAL_CHAR = 1100;
+  const LINE = 1.2;
+  const AXIS_FONT = 11;
+  const NUMBER_FONTS = [11, 10, 9];
+  const NUMBER_GAP = 3;
+  const WIDE_NUMBER = '0.00';
+  const SHORT_NUMBER = '.00';
+  const TICK_GAP = 3;
+  const SLANT = 0.9;
+  const BLEND_FONT = 12;
+  const CELL_W = 54;
+  const CELL_H = 44;
+  const MIN_CELL_W = 30;
+  const PHONE_COLUMN = 374;
+  const BORDERS_BESIDE_LABELS = 112;
+  const PHONE_HEIGHT_PER_WIDTH = 0.8;
+  const GAP = 1;
+  const HEATMAPS = {
+    weights: { blocks: ['weights'], max_width: 330, max_height: 380, least_width: 190, fits_phone: true },
+    scores: { blocks: ['scores'], max_width: 330, max_height: 380, least_width: 150, fits_phone: false },
+    scaled: { blocks: ['scaled'], max_width: 330, max_height: 380, least_width: 130, fits_phone: false },
+    qkv: { blocks: ['Q', 'K', 'V'], max_width: 770, max_height: 220, least_width: 240, fits_phone: false },
+  };
+  const NO_NUMBERS = 'Colours only: the numbers are in “… as a table”.';
+  const AXIS_LABEL_CHARS = 10;
+  const BLEND_FRAME = 230;
+  const POINT_PX = 12;
+  const STAR_PX = 18;
+  const LABEL_RINGS = [6, 20, 36, 56];
+  const DIAGONAL = 0.7;
+  const LABEL_MARGIN = 2;
+  const NUMBERS_UP_TO = 12;
+  const BLEND_NAMED_TOP = 3;
+
+  function textPx(text, size) {
+    let total = 0;
+    for (const ch of String(text)) {
+      const k = ch.codePointAt(0);
+      total += k >= 32 && k < 127 ? CHAR_WIDTHS[k - 32] : k > 0xffff ? ASTRAL_CHAR : OTHER_CHAR;
+    }
+    return (total * size) / 1000;
+  }
+
+  function shortLabel(label, width = AXIS_LABEL_CHARS) {
+    const chars = Array.from(String(label));
+    return chars.length <= width ? chars.join('') : chars.slice(0, width - 1).join('') + '…';
+  }
+
+  function cellText(text, font, width) {
+    const room = width - NUMBER_GAP;
+    if (textPx(text, font) <= room) return text;
+    const short = text.startsWith('0.') || text.startsWith('-0.') ? text.replace('0.', '.') : text;
+    let shorter = short;
+    if (short.indexOf('.') >= 0 && short.indexOf('e') < 0) {
+      shorter = short.replace(/0+$/, '').replace(/\.$/, '');
+      if (shorter === '' || shorter === '-') shorter = '0';
+    }
+    for (const candidate of [short, shorter]) {
+      if (candidate !== text && textPx(candidate, font) <= room) return candidate;
+    }
+    return '';
+  }
+
+  function ticks(labels, spacing, along) {
+    const k = spacing > 0 ? Math.max(1, Math.ceil(along / spacing)) : labels.length;
+    const kept = labels.filter((_, n) => n % k === 0);
+    return [kept.map(([p]) => p), kept.map(([, t]) => t)];
+  }
+
+  function heatmapLayouts(labels, d) {
+    labels = labels.map(String);
+    const rows = labels.map((t, k) => [k, shortLabel(t)]);
+    const labelPx = maxOf(rows.map(([, t]) => textPx(t, AXIS_FONT)));
+    const out = {};
+    for (const [name, spec] of Object.entries(HEATMAPS)) {
+      let cols;
+      if (spec.blocks.length === 1) cols = rows;
+      else {
+        cols = [];
+        spec.blocks.forEach((n, k) => { for (let j = 0; j < d; j++) cols.push([k * (d + GAP) + j, `${n}[${j}]`]); });
+      }
+      const nCols = spec.blocks.length === 1 ? labels.length : d;
+      const span = spec.blocks.length * (nCols + GAP) - GAP;
+      const frameW = Math.max(spec.least_width, Math.min(spec.max_width, CELL_W * Math.max(span, 2)));
+      let frameH = Math.min(spec.max_height, CELL_H * Math.max(rows.length, 2));
+      const room = spec.fits_phone ? Math.floor(PHONE_COLUMN - BORDERS_BESIDE_LABELS - labelPx) : MIN_CELL_W * Math.max(span, 2);
+      const narrow = Math.min(frameW, Math.max(spec.least_width, room));
+      if (spec.fits_phone) frameH = Math.min(frameH, Math.floor(narrow * PHONE_HEIGHT_PER_WIDTH));
+      const cellW = narrow / span;
+      const cellH = frameH / rows.length;
+      const fits = (sample) => NUMBER_FONTS.find((f) => textPx(sample, f) + NUMBER_GAP <= cellW && LINE * f <= cellH);
+      const font = fits(WIDE_NUMBER) || fits(SHORT_NUMBER) || 0;
+      const widest = maxOf(cols.map(([, t]) => textPx(t, AXIS_FONT)));
+      let flat = widest + TICK_GAP <= cellW;
+      const [xTicks, xLabels] = ticks(cols, flat ? cellW : cellW * Math.sin(SLANT), LINE * AXIS_FONT + TICK_GAP);
+      if (flat) flat = xTicks.length < 2 || widest + TICK_GAP <= (xTicks[1] - xTicks[0]) * cellW;
+      const [yTicks, yLabels] = ticks(rows, cellH, LINE * AXIS_FONT + TICK_GAP);
+      out[name] = {
+        frame_width: frameW, frame_height: frameH, min_frame_width: narrow, cell_width: cellW, font,
+        x_ticks: xTicks, x_labels: xLabels, x_angle: flat ? 0 : SLANT, y_ticks: yTicks, y_labels: yLabels,
+        min_width: Math.ceil(narrow + BORDERS_BESIDE_LABELS + labelPx), note: font ? '' : NO_NUMBERS,
+      };
+    }
+    return out;
+  }
+
+  const box = (cx, cy, w, h) => [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+  const meet = (a, b, m = 0) => a[0] < b[2] + m && b[0] < a[2] + m && a[1] < b[3] + m && b[1] < a[3] + m;
+
+  /** widgets.figure_text.place_blend_labels: each named value's place beside its point, leaders, a note. */
+  function placeBlendLabels(data, bounds, query) {
+    const { x: xs, y: ys, named, weight: weights } = data.values;
+    const [x0, x1, y0, y1] = bounds;
+    const sx = BLEND_FRAME / (x1 - x0);
+    const sy = BLEND_FRAME / (y1 - y0);
+    const px = xs.map((x) => (x - x0) * sx);
+    const py = ys.map((y) => (y1 - y) * sy);
+    const ox = (data.output.x[0] - x0) * sx;
+    const oy = (y1 - data.output.y[0]) * sy;
+    const marks = px.map((a, k) => box(a, py[k], POINT_PX, POINT_PX));
+    const star = box(ox, oy, STAR_PX, STAR_PX);
+    const n = xs.length;
+    const dx = xs.map(() => 0), dy = xs.map(() => 0), shown = xs.map(() => '');
+    const leaders = { x0: [], y0: [], x1: [], y1: [] };
+    const placed = [];
+    const order = xs.map((_, k) => k).filter((k) => named[k])
+      .sort((a, b) => (a !== query) - (b !== query) || Math.abs(weights[b]) - Math.abs(weights[a]) || a - b);
+    let leftOff = 0;
+    const h = LINE * BLEND_FONT;
+    for (const k of order) {
+      const w = textPx(named[k], BLEND_FONT);
+      let spot = null;
+      for (const ring of LABEL_RINGS) {
+        const a = ring * DIAGONAL + w / 2, b = ring * DIAGONAL + h / 2;
+        const places = [[ring + w / 2, 0], [-ring - w / 2, 0], [0, -ring - h / 2], [0, ring + h / 2],
+          [a, -b], [-a, -b], [a, b], [-a, b]];
+        for (const [cx, cy] of places) {
+          const r = box(px[k] + cx, py[k] + cy, w, h);
+          if (!(0 <= r[0] && r[2] <= BLEND_FRAME && 0 <= r[1] && r[3] <= BLEND_FRAME)) continue;
+          if (meet(r, star, LABEL_MARGIN) || marks.some((m, j) => j !== k && meet(r, m, LABEL_MARGIN))) continue;
+          if (placed.some((p) => meet(r, p, LABEL_MARGIN))) continue;
+          spot = [cx, cy, r, ring];
+          break;
+        }
+        if (spot) break;
+      }
+      if (!spot) {
+        leftOff += 1;
+        continue;
+      }
+      const [cx, cy, r, ring] = spot;
+      placed.push(r);
+      dx[k] = cx;
+      dy[k] = cy;
+      shown[k] = named[k];
+      if (ring !== LABEL_RINGS[0]) {
+        const ex = Math.min(Math.max(px[k], r[0]), r[2]);
+        const ey = Math.min(Math.max(py[k], r[1]), r[3]);
+        leaders.x0.push(xs[k]);
+        leaders.y0.push(ys[k]);
+        leaders.x1.push(x0 + ex / sx);
+        leaders.y1.push(y1 - ey / sy);
+      }
+    }
+    let note = '';
+    if (leftOff) note = `${leftOff} name${leftOff !== 1 ? 's' : ''} left off (no room): hover the points.`;
+    else if (named.filter((t) => t).length < n) note = `Named: the query and the ${BLEND_NAMED_TOP} it weighs most.`;
+    return { text: shown, dx, dy, leaders, note };
+  }
 
   /** widgets.viewdata.named_values: every value's name up to NUMBERS_UP_TO tokens; past that the query's and
    * those of the BLEND_NAMED_TOP largest weights as shown (a tie to the earlier token; none shown as 0). */
@@ -566,12 +759,6 @@
     return labels.map((label, k) => (named.has(k) ? label : ''));
   }
 
-  /** widgets.viewdata.label_sides: each value's label on the side of its point facing the plot's middle. */
-  function labelSides(xs, bounds) {
-    const mid = (bounds[0] + bounds[1]) / 2;
-    const right = xs.map((x) => x > mid);
-    return { align: right.map((r) => (r ? 'right' : 'left')), dx: right.map((r) => (r ? -LABEL_GAP : LABEL_GAP)) };
-  }
 
   const vectorsKept = (line) => escapeHtml(line).replace(VECTOR, '<span class="vec">$&</span>');
 
@@ -619,7 +806,10 @@
     data.outline = { x: [(head.T - 1) / 2], y: [i], width: [head.T], height: [1] };
     data.blend = blend(head, i, labels, dims);
     data.bounds = blendBounds(data.blend);
-    Object.assign(data.blend.values, labelSides(data.blend.values.x, data.bounds));
+    const placed = placeBlendLabels(data.blend, data.bounds, i);
+    Object.assign(data.blend.values, { named: placed.text, dx: placed.dx, dy: placed.dy });
+    data.blend.leaders = placed.leaders;
+    data.layout.blend = { note: placed.note };
     data.steps = stepsHtml(t);
     data.checks = checksHtml(t, labels);
     return data;
@@ -628,5 +818,6 @@
   return {
     AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
     checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat,
+    textPx, shortLabel, HEATMAPS, BLEND_FRAME, BLEND_FONT,
   };
 });

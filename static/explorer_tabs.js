@@ -147,25 +147,49 @@
 
   // --- the tab strip (app/export_explorers.py tabs_html) ------------------------------------
 
+  // The tabs' documents, by the id of the JSON that holds them (the strip's data-items), read when first
+  // needed.
+  const items = new Map();
+  function itemsOf(id) {
+    if (!items.has(id)) {
+      const script = document.getElementById(id);
+      items.set(id, script ? JSON.parse(script.textContent) : {});
+    }
+    return items.get(id);
+  }
+
   /**
-   * Show the tab of `button`; the first time a page's tab opens, embed its Bokeh document (JSON
-   * in ExplorerTabs.items).  Works inside the Div's shadow root, and for several pages at once.
+   * Show the tab of `button`; the first time a page's tab opens, embed its Bokeh document (json_item,
+   * packed by app/packing.py: static/unpack.js).  Works inside the Div's shadow root, and for several
+   * pages at once.
    */
   function open(button) {
     const root = button.getRootNode();
     const name = button.dataset.tab;
+    const strip = button.closest('.more-tabs');
     for (const b of root.querySelectorAll('.more-tabs button')) b.setAttribute('aria-selected', String(b === button));
     let target = null;
     for (const panel of root.querySelectorAll('.more-panel')) {
       panel.hidden = panel.dataset.tab !== name;
       if (!panel.hidden) target = panel;
     }
-    const item = window.ExplorerTabs.items[name];
+    const item = strip ? itemsOf(strip.dataset.items)[name] : undefined;
     if (target && item && !target.dataset.embedded) {
       target.dataset.embedded = 'yes';
-      Bokeh.embed.embed_item(JSON.parse(item), target).catch((err) => console.error(err));
+      // packed by app/packing.py: unpacked only now, when the reader first opens the tab
+      Unpack.json(item)
+        .then((doc) => Bokeh.embed.embed_item(doc, target))
+        .catch((err) => console.error(err));
     }
   }
 
-  window.ExplorerTabs = { cost, saturation, open, states: pages, items: {} }; // items: set by the page
+  // A click on a tab of a strip (it lives in a Div's shadow root: the click's path says which button).
+  if (!window.ExplorerTabs) {
+    document.addEventListener('click', (event) => {
+      const button = event.composedPath().find((el) => el instanceof Element && el.matches('.more-tabs button'));
+      if (button) open(button);
+    });
+  }
+
+  window.ExplorerTabs = { cost, saturation, open, states: pages };
 })();

@@ -59,6 +59,7 @@ class Mutant:
 
 
 VIEWDATA, ATTENTION_JS, EXPLORER_JS = "widgets/viewdata.py", "static/attention.js", "static/explorer.js"
+FIGURE_TEXT = "widgets/figure_text.py"
 
 MUTANTS = (
     # --- issue 30's three, which got through before its oracles and the Node downloads test ---
@@ -150,18 +151,19 @@ MUTANTS = (
         ),
     ),
     Mutant(
-        "labels-face-outwards",
-        "the blend plot's labels put on the side of their point facing away from the middle",
+        "labels-leave-the-frame",
+        "the blend plot's names may be placed partly outside the plot's frame",
         (
-            (VIEWDATA, "right = [x > mid for x in xs]", "right = [x < mid for x in xs]"),
-            (ATTENTION_JS, "const right = xs.map((x) => x > mid);", "const right = xs.map((x) => x < mid);"),
+            (FIGURE_TEXT, "0 <= box[0] and box[2] <= BLEND_FRAME and 0 <= box[1] and box[3] <= BLEND_FRAME",
+             "True"),
+            (ATTENTION_JS, "0 <= r[0] && r[2] <= BLEND_FRAME && 0 <= r[1] && r[3] <= BLEND_FRAME", "true"),
         ),
     ),
     Mutant(
         "fewer-names-past-12",
         "past 12 tokens the blend plot names two of the largest weights' values, not three",
         (
-            (VIEWDATA, "BLEND_NAMED_TOP = 3", "BLEND_NAMED_TOP = 2"),
+            (FIGURE_TEXT, "BLEND_NAMED_TOP = 12, 3", "BLEND_NAMED_TOP = 12, 2"),
             (ATTENTION_JS, "const BLEND_NAMED_TOP = 3;", "const BLEND_NAMED_TOP = 2;"),
         ),
     ),

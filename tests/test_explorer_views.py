@@ -266,11 +266,11 @@ def test_cost_view_bad_widget_input_keeps_state_with_a_message():
 
 
 def test_served_explorers_in_chromium(page, artifacts, tmp_path):
-    from tests.conftest import serve
+    from tests.conftest import CONSOLE_PROBLEMS, serve
 
     log = tmp_path / "panel.log"
     errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.set_viewport_size({"width": 1440, "height": 1000})
     with serve("app/main.py", "--warm", log=log) as base:
         page.goto(f"{base}/main")

@@ -21,7 +21,7 @@ from app import export as export_module
 from app.export import AREAS, MAX_BYTES, export, main
 from app.fragment import page_in
 from core.trace import fmt_vector, trace
-from tests.conftest import STYLE_WRITES_DURING_A_MOVE
+from tests.conftest import CONSOLE_PROBLEMS, STYLE_WRITES_DURING_A_MOVE
 from widgets.controls import preset_note, slider_label
 from widgets.intermediates import as_csv, as_json
 from widgets.matrix_plot import side_by_side
@@ -77,7 +77,7 @@ def exported(tmp_path_factory):
 
 
 class Offline:
-    """Blocks and counts every request that does not come from a file; records console errors."""
+    """Blocks and counts every request that does not come from a file; records console errors and warnings."""
 
     def __init__(self, context, page):
         self.blocked: list[str] = []
@@ -86,7 +86,7 @@ class Offline:
         self.dialogs: list[str] = []
         context.route("**/*", self._route)
         page.on("request", lambda r: self.requests.append(r.url))
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("console", lambda m: self.errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         page.on("dialog", self._dialog)
 
@@ -195,7 +195,8 @@ def test_page_is_laid_out_in_separate_roots(exported, context, page):
     # the lower roots are read in idle moments after the first part (app/export.py LATER): wait for them
     page.wait_for_function("() => HeadExplorerPage.pages[0] && HeadExplorerPage.pages[0].complete")
     names = page.evaluate("() => Bokeh.documents[0].roots().map(r => r.name)")
-    assert sorted(names) == sorted([*ROOTS, "more"])  # "more": app/export_explorers.py
+    # "more": app/export_explorers.py; "a11y-names": the controls' names, a model of its own (no view)
+    assert sorted(names) == sorted([*ROOTS, "more", "a11y-names"])
     box = {name: page.locator(f"section.area-{name}").bounding_box() for name, _, _ in AREAS}
     assert all(b and b["width"] > 0 and b["height"] > 0 for b in box.values()), box
     assert box["top"]["x"] >= box["controls"]["x"] + box["controls"]["width"] - 1
@@ -206,8 +207,9 @@ def test_page_is_laid_out_in_separate_roots(exported, context, page):
     net.check()
 
 
+@pytest.mark.seam
 def test_a_move_rewrites_no_style_sheet_with_its_own_text(exported, context, page):
-    """The export carries static/bokeh_patch.js too (see tests/test_served_app.py)."""
+    """The export carries static/bokeh_seam.js too (see tests/test_served_app.py)."""
     net = open_page(context, page, (exported / "head.html").as_uri())
     for _ in range(3):
         counts = page.evaluate(STYLE_WRITES_DURING_A_MOVE, "x-3-0")

@@ -93,11 +93,11 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
 
 
 def test_served_lab_switches_runs_and_snapshots_in_the_browser(page, artifacts, tmp_path):
-    from tests.conftest import serve
+    from tests.conftest import CONSOLE_PROBLEMS, serve
 
     log = tmp_path / "panel.log"
     errors, sent = [], []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(f)))
     page.set_viewport_size({"width": 1440, "height": 1000})
@@ -115,10 +115,11 @@ def test_served_lab_switches_runs_and_snapshots_in_the_browser(page, artifacts, 
 
 def test_exported_lab_switches_runs_and_snapshots(page, artifacts, tmp_path):
     from app.export import export
+    from tests.conftest import CONSOLE_PROBLEMS
 
     out = export(tmp_path / "explorer.html")
     errors, requests = [], []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("request", lambda r: requests.append(r.url) if not r.url.startswith("file:") else None)
     page.set_viewport_size({"width": 1440, "height": 1000})

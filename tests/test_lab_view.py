@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 from app.export_lab import LAB_JS, lab_section
+from app.packing import unpack
 from widgets.lab_data import lab_payload, load_lab
 from widgets.lab_view import STATIC, LabView
 
@@ -16,7 +18,8 @@ def test_served_lab_carries_the_exports_code_and_data():
     payload = lab_payload()
     assert json.loads(view.lab) == payload
     assert list(payload["runs"]) == payload["order"] == load_lab()["index"]["runs"]
-    assert view.lab.replace("</", "<\\/") in lab_section()  # the export inlines the very same JSON
+    packed = re.search(r'id="training-lab-data">([^<]*)</script>', lab_section()).group(1)
+    assert unpack(packed) == view.lab  # the export carries the very same JSON (packed: app/packing.py)
 
 
 def test_every_shipped_run_has_its_findings_and_a_note_for_each_seed():

@@ -16,7 +16,7 @@ import pytest
 
 from core.attention import attend
 from core.presets import PRESETS
-from tests.conftest import SERVER_DRAWS, serve_process
+from tests.conftest import CONSOLE_PROBLEMS, SERVER_DRAWS, serve_process
 from widgets.page import readout_html
 from widgets.state import HeadState
 from widgets.viewdata import view_data
@@ -61,7 +61,7 @@ def paused(own_server):
 def open_page(page, url):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.goto(url)
     page.wait_for_selector(f"text={START}", timeout=30000)
     page.wait_for_function("() => window.HeadExplorerPage && HeadExplorerPage.pages.length === 1")

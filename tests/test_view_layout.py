@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.attention import attend
+from widgets.figure_text import BLEND_FONT, BLEND_FRAME, LINE, text_px
 from widgets.viewdata import convex_hull, view_data
 
 small = st.integers(-8, 8).map(lambda k: k / 4)
@@ -148,11 +149,17 @@ def test_blend_plot_draws_the_values_the_output_and_the_lines_between_them(case)
         assert corners == {p for p in distinct if is_vertex(p, distinct)}
     names = {"x": f"value[{a}]", "y": f"value[{b}]" if b is not None else "(d = 1)"}
     assert b_data["axes"] == names
-    # each value's name on the side of its point that faces the middle of the frame, so it stays inside
-    x0, x1 = data["bounds"][:2]
-    for x, align, dx in zip(vx, b_data["values"]["align"], b_data["values"]["dx"]):
-        towards_middle = ("right", -1) if x > (x0 + x1) / 2 else ("left", 1)
-        assert (align, math.copysign(1, dx)) == towards_middle
+    # each name shown lies wholly inside the plot's frame, whatever side of its point it was put on
+    x0, x1, y0, y1 = data["bounds"]
+    v = b_data["values"]
+    for x, y, text, dx, dy in zip(vx, vy, v["named"], v["dx"], v["dy"]):
+        if not text:
+            continue
+        cx = (x - x0) * BLEND_FRAME / (x1 - x0) + dx
+        cy = (y1 - y) * BLEND_FRAME / (y1 - y0) + dy
+        half_w, half_h = text_px(text, BLEND_FONT) / 2, LINE * BLEND_FONT / 2
+        assert 0 <= cx - half_w and cx + half_w <= BLEND_FRAME
+        assert 0 <= cy - half_h and cy + half_h <= BLEND_FRAME
 
 
 def cross(o, p, q) -> float:

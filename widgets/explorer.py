@@ -44,9 +44,7 @@ from widgets.viewdata import view_data
 
 log = logging.getLogger(__name__)
 
-STATIC = Path(__file__).resolve().parents[1] / "static"
-# static/bokeh_patch.js with the loader it installs through (static/when_bokeh.js)
-BOKEH_PATCH = [STATIC / "when_bokeh.js", STATIC / "bokeh_patch.js"]
+BOKEH_SEAM = Path(__file__).resolve().parents[1] / "static" / "bokeh_seam.js"
 
 
 class HeadExplorer(pn.viewable.Viewer):
@@ -331,13 +329,13 @@ class HeadExplorer(pn.viewable.Viewer):
         }
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """In a notebook: the BokehJS patch that the served page and the export load (static/bokeh_patch.js),
+        """In a notebook: the seam to BokehJS that the served page and the export load (static/bokeh_seam.js),
         published the way Panel publishes its own notebook JavaScript, then the explorer itself."""
         from IPython.display import publish_display_data
         from panel.io.notebook import LOAD_MIME
 
-        patch = "\n".join(path.read_text() for path in BOKEH_PATCH)
-        publish_display_data({"application/javascript": patch, LOAD_MIME: patch})
+        seam = BOKEH_SEAM.read_text()
+        publish_display_data({"application/javascript": seam, LOAD_MIME: seam})
         return super()._repr_mimebundle_(include, exclude)
 
     def __panel__(self):

@@ -5,7 +5,6 @@ static/lab/, `RUN --write` one run's file and the index."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
@@ -13,13 +12,6 @@ from core.lab.runs import DEFAULT_SEED, RUNS, SEEDS, final_line, train
 from core.lab.store import write_index, write_run
 
 DESCRIPTION = "Train the training lab's tiny attention models in numpy."
-
-
-def one_blas_thread() -> None:
-    """Re-run this command with one BLAS thread: for these tiny matrices threads only add overhead."""
-    if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        os.execve(sys.executable, [sys.executable, "-m", "core.train", *sys.argv[1:]], env)
 
 
 def main(argv=None) -> int:
@@ -41,8 +33,6 @@ def main(argv=None) -> int:
         parser.error("a data file holds every shipped seed: --seed trains and prints one run only")
     if args.seed is not None and not 0 <= args.seed < 2**32:
         parser.error("--seed must be a whole number from 0 to 4294967295")
-    if argv is None:
-        one_blas_thread()
     for name in list(RUNS) if args.all else [args.run]:
         t0 = time.perf_counter()
         if writing:
