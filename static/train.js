@@ -703,12 +703,12 @@
     let opt = start(p, run.lr);
     const evalAt = new Set(evalSteps(steps));
     const losses = [], evals = [], snapshots = [];
-    const head = () => headSnapshot(run, p, probe);
+    const head = () => Object.assign(headSnapshot(run, p, probe), { probe: Array.from(probe) });
     let stop = false;
     for (let n = 0; ; n++) { // n steps taken
       if (evalAt.has(n) || n === steps || stop) {
         const evaluation = Object.assign(evaluate(run, p, heldOut, unrepeated), { step: n });
-        const snapshot = Object.assign(head(), { step: n });
+        const snapshot = Object.assign(headSnapshot(run, p, probe), { step: n });
         evals.push(evaluation);
         snapshots.push(snapshot);
         if (n === steps || stop) break;
@@ -896,14 +896,15 @@
 
   /** The lab's worker, in `scope` (a worker's global, or anything with onmessage and postMessage).
    * In: {train: {run, seed, steps, reference}} (reference: the run it is set against, trained after it for
-   * the checks that compare, or null) and {stop: true}. Out, about every `chunk` ms while it trains:
-   * {progress: {phase, step, losses (new since the last), evaluations (new), head}}; then
-   * {done: {record, line, steps}} and, with a reference, {reference: {record}} (or {reference: null} if
-   * stopped first); or {failed: message}. It works in chunks and yields between them, so a stop is read
-   * within one chunk. */
-  function serve(scope, chunk = 40) {
+   * the checks that compare, or null) and {stop: true}. Out, every `chunk` ms or so while it trains:
+   * {progress: {phase, step, losses (new since the last), evaluations (new), head (the shown head on the
+   * probe, at most every `headEvery` ms)}}; {stopped: step} as soon as it reads a stop; then
+   * {done: {record, line, steps}} and, with a reference, {reference: {record}} ({reference: null} if
+   * stopped first); or {failed: message}. It trains in chunks and lets messages in between them, so a stop
+   * is read within one chunk. */
+  function serve(scope, chunk = 30, headEvery = 100) {
     let job = null;
-    const later = typeof MessageChannel === 'function' // a zero-delay turn of the event loop
+    const later = typeof MessageChannel === 'function' // a turn of the event loop, without a timer's delay
       ? (() => {
         const ch = new MessageChannel();
         ch.port1.onmessage = () => work();
@@ -912,35 +913,44 @@
       : () => setTimeout(work, 0);
     function work() {
       if (!job) return;
-      const t0 = Date.now(), progress = { phase: job.phase, losses: [], evaluations: [] };
+      const t0 = Date.now(), progress = { phase: job.phase, step: job.step, losses: [], evaluations: [] };
       let r, head = null;
       try {
+        if (job.stop && job.phase === 'reference') {
+          scope.postMessage({ reference: null });
+          job = null;
+          return;
+        }
+        if (job.stop && !job.told) {
+          scope.postMessage({ stopped: job.step });
+          job.told = true;
+        }
         do {
           r = job.it.next(job.stop ? 'stop' : undefined);
           if (r.done) break;
           const v = r.value;
-          progress.step = v.step;
+          progress.step = job.step = v.step;
           head = v.head;
           if ('loss' in v) {
             progress.losses.push(v.loss);
             if (!Number.isFinite(v.loss)) throw new Error(`training diverged: the loss is ${v.loss} at step ${v.step}`);
           }
           if (v.evaluation) progress.evaluations.push(v.evaluation);
-        } while (Date.now() - t0 < chunk && !job.stop);
-        if (job.phase === 'main' && head) progress.head = head();
+        } while (Date.now() - t0 < chunk);
+        if (job.phase === 'main' && head && Date.now() - job.headAt >= headEvery) {
+          progress.head = head();
+          job.headAt = Date.now();
+        }
         scope.postMessage({ progress });
         if (!r.done) {
-          if (job.stop && job.phase === 'reference') {
-            scope.postMessage({ reference: null });
-            job = null;
-          } else later();
+          later();
           return;
         }
         const result = r.value;
         if (job.phase === 'main') {
           scope.postMessage({ done: { record: seedRecord(result), line: finalLine(result), steps: result.steps } });
-          if (job.reference && !job.stop) {
-            job = { phase: 'reference', it: training(job.reference, job.seed, result.steps), stop: false };
+          if (job.reference && !job.stop) { // the run it is set against, trained the same way
+            job = { phase: 'reference', it: training(job.reference, job.seed, result.steps), step: 0, stop: false };
             later();
             return;
           }
@@ -956,7 +966,7 @@
       const m = event.data;
       if (m.train) {
         const { run, seed, steps, reference } = m.train;
-        job = { phase: 'main', it: training(run, seed, steps), seed, reference, stop: false };
+        job = { phase: 'main', it: training(run, seed, steps), seed, reference, step: 0, stop: false, headAt: 0 };
         later();
       } else if (m.stop && job) job.stop = true;
     };

@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.lab import findings, store
+from core.lab import cli, findings, store
 from core.lab.runs import RUNS, final_line, train
 from core.lab.store import run_json, seed_record
 from core.lab.tasks import repeated_halves_task
+from core.options import table_json
 from core.rng import Draws
 from core.train import Shape, Switches, init_params, loss_and_grads
 from tests.node_batch import NODE, results, run_node, start_node
@@ -186,3 +187,29 @@ def test_javascript_backward_matches_finite_differences_and_numpy():
         assert abs(out["loss"] - loss) <= 1e-12 * max(1, abs(loss)), sw
         for k, v in g.items():
             assert (bits(out["grads"][k]) == bits(v.ravel())).all(), (sw, k)
+
+
+# A student's runs as the lab's form gives them (values as typed): the page says which command trains each in
+# numpy, and prints that command's last line.
+FORMS = [
+    ("tied-qk", 3, {}),
+    ("tied-qk", 3, {"tied_qk": False}),  # said as the untied run it is set against
+    ("no-mask", 2, {"causal": True, "temperature": "0.3"}),
+    ("previous-token", 4294967295, {"normaliser": "raw", "x_scale": "1.5", "scaling": False}),
+    ("no-scale-sgd", 1, {"normaliser": "top1"}),
+]
+
+
+def test_the_page_prints_the_command_lines_last_line_for_a_students_run(capsys):
+    runs = store.read_runs()
+    lab = {"runs": runs, "order": list(runs), "switches": table_json()}
+    jobs = []
+    for start, seed, changed in FORMS:
+        switches = {**runs[start]["switches"], **changed}
+        form = {"from": start, "seed": str(seed), "steps": "12", "switches": switches}
+        jobs.append({"student": form, "lab": lab})
+    for (_, seed, _), out in zip(FORMS, run_node(DRIVER, {"jobs": jobs})["results"]):
+        words = out["command"].split()
+        assert words[:3] == ["python", "-m", "core.train"] and f"--seed {seed}" in out["command"]
+        assert cli.main(words[3:]) == 0
+        assert capsys.readouterr().out.splitlines()[-1] == out["line"], out["command"]

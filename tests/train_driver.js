@@ -5,12 +5,15 @@
 //                                           -> {loss, grads, worst} (worst: the largest relative error of the
 //                                              backward against central differences, over the parameters)
 //   {"checks": name, "record": r, "ref": r or null, "run": run}  -> [bool, ...]
+//   {"student": form, "lab": {runs, order, switches}}  -> {command, line}: static/lab_train.js's run from the
+//                                              lab's form values, trained; its command line and last line
 // stdout: {"results": [...]}; NaN and ±Infinity travel as {"$f": ...} (tests/json_batch.js).
 'use strict';
 const path = require('path');
 const { readBatch, writeResult } = require('./json_batch.js');
 
 const LabTrainer = require(path.join(__dirname, '..', 'static', 'train.js'));
+const LabTrainPanel = require(path.join(__dirname, '..', 'static', 'lab_train.js'));
 
 const flat = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Array.from(v)]));
 
@@ -62,6 +65,10 @@ writeResult({
   results: batch.jobs.map((job) => {
     if (job.train) return trainJob(job);
     if (job.grads) return gradsJob(job);
+    if (job.student) {
+      const made = LabTrainPanel.studentRun(job.lab, job.student);
+      return { command: made.command, line: LabTrainer.finalLine(LabTrainer.train(made.run, made.seed, made.steps)) };
+    }
     return LabTrainer.checksHeld(job.checks, job.record, job.ref, job.run);
   }),
 });
