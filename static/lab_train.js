@@ -235,7 +235,11 @@
     const trainButton = button('Train', 'lab-train-go'), stopButton = button('Stop', 'lab-train-stop');
     const saveButton = button('Save this run', 'lab-train-save');
     const fileInput = input({ type: 'file', accept: '.json,application/json', class: 'lab-train-open', 'aria-label': 'Open a saved run' });
+    // what changed (started, stopped, done, refused) is said once; how far a run is, shown, not said
     const status = el('p', { class: 'lab-train-status', role: 'status', 'aria-live': 'polite' });
+    const bar = el('progress', { class: 'lab-train-bar', max: '1', value: '0', 'aria-label': 'Training progress' });
+    const progressText = el('span', { class: 'lab-train-progress' });
+    const progress = el('p', { class: 'lab-train-progress-line', hidden: '' }, [bar, progressText]);
     const result = el('div', { class: 'lab-train-result' });
     const mine = el('table'), theirs = el('table');
     const mineTitle = el('h3', { id: 'lab-train-mine-title' }), theirsTitle = el('h3', { id: 'lab-train-theirs-title' });
@@ -261,7 +265,7 @@
       el('div', { class: 'lab-controls lab-train-switches' }, switchLabels),
       el('div', { class: 'lab-controls' }, [trainButton, stopButton, saveButton,
         el('label', {}, [document.createTextNode('Open a saved run '), fileInput])]),
-      status, result, figures]);
+      status, progress, result, figures]);
     view.container.insertBefore(details, view.container.children[1] || null);
 
     let job = null; // the run training now: {trained, worker, losses, evaluations, head, ...}
@@ -348,12 +352,35 @@
       TrainingLab.heatmap(theirs, shipped.weights, shipped.labels, shipped.labels, { hidden: shipped.future, colour: TrainingLab.blue, name: 'shipped weights', corner });
       TrainingLab.lossChart(svg, lines, steps, chartWidth);
     }
+    // While a run trains, the panel is redrawn at most every DRAW_EVERY ms, in an animation frame, and its
+    // figures only while they are in sight (drawn at once when they come into it).
+    let inSight = true;
+    if (typeof IntersectionObserver !== 'undefined') {
+      new IntersectionObserver((entries) => {
+        inSight = entries[entries.length - 1].isIntersecting;
+        if (inSight && job) draw();
+      }).observe(figures);
+    }
     let drawPending = false, drawnAt = 0;
-    function drawSoon() { // at most every DRAW_EVERY ms, in an animation frame
+    function drawSoon() {
       if (drawPending) return;
       drawPending = true;
-      setTimeout(() => requestAnimationFrame(() => { drawPending = false; drawnAt = Date.now(); draw(); }),
-        Math.max(0, DRAW_EVERY - (Date.now() - drawnAt)));
+      setTimeout(() => requestAnimationFrame(() => {
+        drawPending = false;
+        drawnAt = Date.now();
+        showProgress();
+        if (inSight || figures.hidden) draw();
+      }), Math.max(0, DRAW_EVERY - (Date.now() - drawnAt)));
+    }
+
+    function showProgress() {
+      if (!job) return;
+      const { trained } = job, main = job.phase !== 'reference';
+      const loss = main && job.losses.length ? `, loss ${PyFormat.fixed(job.losses[job.losses.length - 1], 3)}` : '';
+      const of = main ? trained.steps : job.referenceSteps;
+      progressText.textContent = ` ${main ? '' : `the run '${lab.runs[trained.from].compare}': `}step ${job.step} of ${of}${loss}`;
+      bar.value = job.step / of;
+      progress.hidden = false;
     }
 
     function say(text, isError) {
@@ -388,16 +415,18 @@
       const reference = referenceFor(lab, trained.from, trained.seed, trained.steps);
       const worker = startWorker();
       const t0 = Date.now();
-      job = { trained, worker, losses: [], evaluations: [], head: null, step: 0 };
+      job = { trained, worker, losses: [], evaluations: [], head: null, step: 0, phase: 'main' };
       trainButton.disabled = true;
       stopButton.disabled = false;
       saveButton.disabled = true;
       result.textContent = '';
-      say(`Training ${trained.from} at seed ${trained.seed}: step 0 of ${trained.steps}…` + (worker.inPage ? ' (in the page: this browser would not start a background worker)' : ''));
+      say(`Training ${trained.from} at seed ${trained.seed}, ${trained.steps} steps…` + (worker.inPage ? ' (in the page: this browser would not start a background worker)' : ''));
+      showProgress();
       let saved = null, doneText = '';
       const over = () => {
         worker.terminate();
         job = null;
+        progress.hidden = true;
         trainButton.disabled = false;
         stopButton.disabled = true;
       };
@@ -406,14 +435,17 @@
         if (!job || job.worker !== worker) return;
         if (m.progress) {
           const p = m.progress;
-          job.losses.push(...p.losses);
-          job.evaluations.push(...p.evaluations);
-          if (p.head) { job.head = p.head; job.headStep = p.step; }
-          if (p.phase === 'main') job.step = p.step;
-          if (p.phase === 'main' && !job.stopped) {
-            const loss = job.losses.length ? `, loss ${PyFormat.fixed(job.losses[job.losses.length - 1], 3)}` : '';
-            say(`Training ${trained.from} at seed ${trained.seed}: step ${p.step} of ${trained.steps}${loss}…`);
-          } else if (p.phase === 'reference') say(`Your run is done; now training the run '${lab.runs[trained.from].compare}' at seed ${trained.seed} for the checks that compare with it: step ${p.step}…`);
+          if (p.phase === 'main') {
+            job.losses.push(...p.losses);
+            job.evaluations.push(...p.evaluations);
+            if (p.head) { job.head = p.head; job.headStep = p.step; }
+          }
+          if (p.phase === 'reference' && job.phase === 'main') {
+            job.phase = 'reference';
+            say(`Your run is done; now the run '${lab.runs[trained.from].compare}' trains at seed ${trained.seed}, ` +
+              'for the checks that compare with it…');
+          }
+          job.step = p.step;
           drawSoon();
         } else if (m.stopped !== undefined) {
           job.stopped = true;
@@ -421,6 +453,7 @@
         } else if (m.done) {
           const { record, line, steps } = m.done;
           saved = savedRun(trained, record, line, null);
+          job.referenceSteps = steps;
           const seconds = ((Date.now() - t0) / 1000).toFixed(1);
           doneText = (job.stopped ? `Stopped: ${steps} of ${trained.steps} steps` : `Done: ${steps} steps`) + ` in ${seconds} s. ${line}`;
           say(doneText);

@@ -84,12 +84,12 @@ def train_it_yourself(page, lab, artifacts, name: str, numpy_line, tmp_path, sen
     # a long run: the explorer above repaints while it trains, and Stop stops it
     panel.locator("select.lab-train-task").select_option("triggers")
     panel.locator("button.lab-train-go").click()
-    wait_status(page, panel, "(el) => / step [1-9]\\d* of 3000/.test(el.textContent)")
+    assert status(panel) == "Training triggers at seed 0, 3000 steps…"
+    steps = panel.locator(".lab-train-progress")
+    wait_progress = "([el, was]) => el.textContent !== was && / step [1-9]\\d* of 3000/.test(el.textContent)"
+    page.wait_for_function(wait_progress, arg=[steps.element_handle(), ""])
     assert page.evaluate(MOVE_AND_WAIT)
-    training = status(panel)
-    assert training.startswith("Training triggers at seed 0: step ")
-    wait_status(page, panel, "(el, was) => el.textContent !== was", training)
-    assert "Training triggers" in status(panel)  # still training after the repaint
+    page.wait_for_function(wait_progress, arg=[steps.element_handle(), steps.inner_text()])  # still training
     panel.screenshot(path=str(artifacts / f"train-{name}-live.png"))
     panel.locator("button.lab-train-stop").click()
     panel.locator("button.lab-train-go:not([disabled])").wait_for(timeout=30_000)
