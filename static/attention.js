@@ -467,7 +467,7 @@
     for (const [figure, spec] of Object.entries(HEATMAPS)) {
       for (const block of spec.blocks) fit[block] = layout[figure].font ? [layout[figure].font, layout[figure].cell_width] : null;
     }
-    return {
+    const out = {
       cells: {
         // Raw scores are shown whole; the mask greys out later keys from the scaled scores on.
         scores: matrixCells(head.scores, labels, labels, null, '−∞', fit.scores),
@@ -487,6 +487,15 @@
       },
       layout,
     };
+    // a figure with numbers says so when some are left out (widgets/viewdata.py heatmaps; the layouts are
+    // shared: a copy that says it)
+    out.layout = Object.assign({}, layout);
+    for (const [figure, spec] of Object.entries(HEATMAPS)) {
+      if (layout[figure].font && spec.blocks.some((b) => out.cells[b].text.some((t) => !t))) {
+        out.layout[figure] = Object.assign({}, layout[figure], { note: SOME_NUMBERS });
+      }
+    }
+    return out;
   }
 
   /** Andrew's monotone chain, as widgets.viewdata.convex_hull: collinear points and duplicates dropped. */
@@ -594,15 +603,16 @@
   const MIN_CELL_W = 30;
   const PHONE_COLUMN = 374;
   const BORDERS_BESIDE_LABELS = 112;
-  const PHONE_HEIGHT_PER_WIDTH = 0.8;
+  const WIDEST_LABEL_PX = 120;
   const GAP = 1;
   const HEATMAPS = {
-    weights: { blocks: ['weights'], max_width: 330, max_height: 380, least_width: 190, fits_phone: true },
-    scores: { blocks: ['scores'], max_width: 330, max_height: 380, least_width: 150, fits_phone: false },
-    scaled: { blocks: ['scaled'], max_width: 330, max_height: 380, least_width: 130, fits_phone: false },
+    weights: { blocks: ['weights'], max_width: 260, max_height: 176, least_width: 190, fits_phone: true },
+    scores: { blocks: ['scores'], max_width: 260, max_height: 176, least_width: 150, fits_phone: true },
+    scaled: { blocks: ['scaled'], max_width: 260, max_height: 176, least_width: 130, fits_phone: true },
     qkv: { blocks: ['Q', 'K', 'V'], max_width: 770, max_height: 220, least_width: 240, fits_phone: false },
   };
   const NO_NUMBERS = 'Colours only: the numbers are in “… as a table”.';
+  const SOME_NUMBERS = 'Numbers too wide for a cell are left out: see “… as a table”.';
   const AXIS_LABEL_CHARS = 10;
   const BLEND_FRAME = 230;
   const POINT_PX = 12;
@@ -648,7 +658,20 @@
     return [kept.map(([p]) => p), kept.map(([, t]) => t)];
   }
 
+  // A move keeps the labels and d: the layouts are made once for them (read them only), as in Python.
+  const layoutsMade = new Map();
   function heatmapLayouts(labels, d) {
+    const key = JSON.stringify([labels, d]);
+    let made = layoutsMade.get(key);
+    if (made === undefined) {
+      made = makeHeatmapLayouts(labels, d);
+      layoutsMade.set(key, made);
+      if (layoutsMade.size > 32) layoutsMade.delete(layoutsMade.keys().next().value);
+    }
+    return made;
+  }
+
+  function makeHeatmapLayouts(labels, d) {
     labels = labels.map(String);
     const rows = labels.map((t, k) => [k, shortLabel(t)]);
     const labelPx = maxOf(rows.map(([, t]) => textPx(t, AXIS_FONT)));
@@ -662,11 +685,18 @@
       }
       const nCols = spec.blocks.length === 1 ? labels.length : d;
       const span = spec.blocks.length * (nCols + GAP) - GAP;
-      const frameW = Math.max(spec.least_width, Math.min(spec.max_width, CELL_W * Math.max(span, 2)));
-      let frameH = Math.min(spec.max_height, CELL_H * Math.max(rows.length, 2));
-      const room = spec.fits_phone ? Math.floor(PHONE_COLUMN - BORDERS_BESIDE_LABELS - labelPx) : MIN_CELL_W * Math.max(span, 2);
+      let frameW, frameH, room, minWidth;
+      if (spec.fits_phone) { // one size for every head
+        [frameW, frameH] = [spec.max_width, spec.max_height];
+        room = Math.floor(PHONE_COLUMN - BORDERS_BESIDE_LABELS - labelPx);
+        minWidth = PHONE_COLUMN;
+      } else {
+        frameW = Math.max(spec.least_width, Math.min(spec.max_width, CELL_W * Math.max(span, 2)));
+        frameH = spec.max_height;
+        room = MIN_CELL_W * Math.max(span, 2);
+      }
       const narrow = Math.min(frameW, Math.max(spec.least_width, room));
-      if (spec.fits_phone) frameH = Math.min(frameH, Math.floor(narrow * PHONE_HEIGHT_PER_WIDTH));
+      if (minWidth === undefined) minWidth = Math.ceil(narrow + BORDERS_BESIDE_LABELS + WIDEST_LABEL_PX);
       const cellW = narrow / span;
       const cellH = frameH / rows.length;
       const fits = (sample) => NUMBER_FONTS.find((f) => textPx(sample, f) + NUMBER_GAP <= cellW && LINE * f <= cellH);
@@ -679,7 +709,7 @@
       out[name] = {
         frame_width: frameW, frame_height: frameH, min_frame_width: narrow, cell_width: cellW, font,
         x_ticks: xTicks, x_labels: xLabels, x_angle: flat ? 0 : SLANT, y_ticks: yTicks, y_labels: yLabels,
-        min_width: Math.ceil(narrow + BORDERS_BESIDE_LABELS + labelPx), note: font ? '' : NO_NUMBERS,
+        min_width: minWidth, note: font ? '' : NO_NUMBERS,
       };
     }
     return out;

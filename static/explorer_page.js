@@ -80,15 +80,16 @@
     // (widgets/figure_text.py heatmap_layouts, static/attention.js heatmapLayouts), as widgets/matrix_plot.py
     // lay_out draws them.
     const laidOut = new WeakMap(); // plot → the layout it shows, as JSON
-    function layOut(plot, layout) {
+    // `quietly`: the figure's new size is written without telling its view: BokehJS lays a whole document
+    // root out again, there and then, for each figure whose size changes (20-200 ms with the sliders in it),
+    // so figures sharing a root take their sizes quietly and the last one's lays the root out for all
+    // (layOutAll).
+    function layOut(plot, layout, quietly) {
       const json = JSON.stringify(layout);
       if (laidOut.get(plot) === json) return;
       laidOut.set(plot, json);
-      const sizes = {};
-      for (const key of ['frame_width', 'frame_height', 'min_width']) {
-        if (plot.figure[key] !== layout[key]) sizes[key] = layout[key];
-      }
-      if (Object.keys(sizes).length) put(plot.figure, sizes);
+      const sizes = sizesOf(plot, layout);
+      if (Object.keys(sizes).length) plot.figure.setv(sizes, Object.assign({ silent: Boolean(quietly) }, writeOptions));
       const show = Boolean(layout.font);
       const font = `${layout.font}px`;
       const size = plot.numbers.glyph.text_font_size; // a value spec: {value: '11px'}
@@ -169,7 +170,30 @@
       if (!seam || !seam.writeDivText(div, text, writeOptions)) put(div, { text });
     }
 
-    return { paintPlot, paintBlend, setSteps, layOut };
+    function sizesOf(plot, layout) {
+      const sizes = {};
+      for (const key of ['frame_width', 'frame_height', 'min_width']) {
+        if (plot.figure[key] !== layout[key]) sizes[key] = layout[key];
+      }
+      return sizes;
+    }
+
+    /** Every figure's layout, each document root laid out once: of the figures whose size changes in one
+     * root, all but the last take it quietly (layOut). */
+    function layOutAll(plots, view) {
+      const rootOf = (plot) => {
+        let v = window.Bokeh && Bokeh.index ? Bokeh.index.find_one(plot.figure) : null;
+        while (v && v.parent) v = v.parent;
+        return v || plot; // no view yet: nothing to lay out, on its own
+      };
+      const last = new Map(); // root → the last figure in it whose size changes
+      for (const [name, plot] of plots) {
+        if (Object.keys(sizesOf(plot, view.layout[name])).length) last.set(rootOf(plot), plot);
+      }
+      for (const [name, plot] of plots) layOut(plot, view.layout[name], last.get(rootOf(plot)) !== plot);
+    }
+
+    return { paintPlot, paintBlend, setSteps, layOutAll };
   }
 
   /**
@@ -518,7 +542,7 @@
     let E = M.editor;
     const SWITCHES = config.switches;
     let state = logic.initial();
-    const { paintPlot, paintBlend, setSteps, layOut } = painter(() => M, V);
+    const { paintPlot, paintBlend, setSteps, layOutAll } = painter(() => M, V);
     let syncing = false;
     const page = { doc, config, get state() { return state; }, dispatch, logic };
     bound.push(page);
@@ -594,9 +618,8 @@
       // Every figure's new size first, then the new data: a change of size makes BokehJS redo the text
       // visuals of the page's figures at once, which must not fall between a figure's new data and its
       // text's (BokehJS makes a text glyph's labels a microtask after its data).
-      if (reshape) {
-        for (const [name, plot] of Object.entries(M.plots)) if (parts[name].model !== null) layOut(plot, view.layout[name]);
-      }
+      // (a figure out of sight is laid out when it catches up)
+      if (reshape) layOutAll(Object.entries(M.plots).filter(([name]) => parts[name].model !== null && parts[name].visible), view);
       for (const [name, plot] of Object.entries(M.plots)) {
         if (!isStale(name, reshape)) paintPlot(plot, view, s, reshape);
       }

@@ -1,11 +1,12 @@
 """The explorer where most readers meet it: inside a book's page, and on a phone.
 
-A small MkDocs site (the generator's default theme: a content column between the navigation and the
-table of contents) gets the export three ways: the `--fragment` block pasted into a page, the exported
-file in an <iframe> of another, and the fragment beside a figure made with an older BokehJS (3.4.3, from
-PyPI, tests/old_bokehjs.py), once before it and once after it. In Chromium, with every request that is
-not to the local site blocked: the widget stays inside the column, the weights heatmap and the blend are
-on screen together with the slider being dragged, a keyboard move gives the core's weights, and the older
+A small MkDocs site in the Material theme (as many books are built: a content column between the
+navigation and the table of contents, under a header that sticks to the top of the window) gets the
+export three ways: the `--fragment` block pasted into a page, the exported file in an <iframe> of
+another, and the fragment beside a figure made with an older BokehJS (3.4.3, from PyPI,
+tests/old_bokehjs.py), once before it and once after it. In Chromium, with every request that is not to
+the local site blocked: the widget stays inside the column, the weights heatmap and the blend are on
+screen together with the slider being dragged, a keyboard move gives the core's weights, and the older
 figure still renders with its own BokehJS.
 
 Then the exported file and the served page alone at 390, 760 and 1400 px: nothing passes the right edge,
@@ -35,7 +36,7 @@ from widgets.state import HeadState
 
 WIDTHS = (390, 760, 1400)
 NO_SIDE_SCROLL = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
-HEADER_PX = 64  # MkDocs' theme keeps its navigation bar at the top of the window
+HEADER_PX = 64  # at most: Material's header, which sticks to the top of the window (48 px here)
 PHONE_HEIGHT, DESKTOP_HEIGHT = 844, 900
 
 # A figure made with the older BokehJS, as a chapter might carry one (its own API, its own version).
@@ -87,7 +88,8 @@ def site(tmp_path_factory):
     for name, text in pages.items():
         (docs / name).write_text(text)
     (root / "mkdocs.yml").write_text(
-        "site_name: A transformer book\ntheme:\n  name: mkdocs\n  highlightjs: false\nnav:\n"
+        # font: false: the theme would otherwise fetch its fonts from Google (and the test blocks the network)
+        "site_name: A transformer book\ntheme:\n  name: material\n  font: false\nnav:\n"
         + "".join(f"  - {name[:-3]}: {name}\n" for name in pages)
     )
     build = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(root / "mkdocs.yml")]
@@ -188,7 +190,7 @@ def drag_and_check(page, frame, height: int, t: int = 3, c: int = 0) -> None:
 
 
 def column_box(page) -> dict:
-    return page.locator("div[role=main]").bounding_box()
+    return page.locator("article.md-content__inner").bounding_box()
 
 
 def test_fragment_pasted_in_a_book_column(site, browser, artifacts):
@@ -489,7 +491,7 @@ def test_a_phone_reader_sees_what_they_drag_in_a_book_column(site, browser, arti
     page.wait_for_timeout(200)
     boxes = {name: view_box(frame, name) for name in ("weights", "blend", it)}
     page.screenshot(path=str(artifacts / "book-phone-drag-tired.png"))
-    bar = page.evaluate("() => document.querySelector('.navbar').getBoundingClientRect().bottom")
+    bar = page.evaluate("() => document.querySelector('.md-header').getBoundingClientRect().bottom")
     assert 0 < bar <= HEADER_PX
     assert on_screen_together(boxes, PHONE_HEIGHT, bar) == [], boxes
     page.mouse.up()

@@ -196,9 +196,11 @@ def test_no_two_drawn_texts_meet_at_any_width(T):
         found += [f"{preset}, {T} tokens: {m}" for m in blend_overlaps(view)]
         named += bool(view["blend"]["values"]["named"][query])
         # what is not drawn is said: a heatmap with no numbers, names left to the hover
-        for name in HEATMAPS:
+        for name, spec in HEATMAPS.items():
             layout = view["layout"][name]
-            assert bool(layout["note"]) == (not layout["font"]), (preset, T, name)
+            blank = any(not t for b in spec.blocks for t in view["cells"][b]["text"])
+            assert bool(layout["note"]) == blank, (preset, T, name)
+            assert ("Colours only" in layout["note"]) == (not layout["font"]), (preset, T, name)
     assert not found, "\n".join(found[:20])
     assert named == len(PRESETS)  # the query's name is placed first: it always finds room
 
@@ -252,3 +254,12 @@ def test_the_page_measures_and_sizes_alike():
     sizes = {name: {**spec._asdict(), "blocks": list(spec.blocks)} for name, spec in HEATMAPS.items()}
     assert js["heatmaps"] == sizes
     assert (js["frame"], js["font"]) == (BLEND_FRAME, BLEND_FONT)
+
+
+def test_no_label_is_wider_than_the_room_kept_for_labels():
+    """Q, K and V's figure keeps room for the widest label there can be, so that new labels do not make
+    BokehJS lay its row out again (widgets/figure_text.py WIDEST_LABEL_PX)."""
+    from widgets.figure_text import AXIS_LABEL_CHARS, WIDEST_LABEL_PX
+
+    for ch in ("W", "M", "日", "😀", "…"):
+        assert text_px(short_label(ch * (AXIS_LABEL_CHARS + 3)), AXIS_FONT) <= WIDEST_LABEL_PX

@@ -1,6 +1,6 @@
 """Where the figures put their text, decided so that no two texts overlap: part of the view data.
 
-A heatmap's size follows its matrix (a cell per entry, up to a largest frame). It may narrow on a small
+A [T, T] heatmap is one size for every head (Q, K and V's as wide as d asks). It may narrow on a small
 screen, never below `min_frame_width`, and every decision about its text is made for that narrowest frame,
 so it holds at every width: which font its numbers get and which cells show one (a number that does not
 fit loses its leading zero, then is left out), which tick labels are kept (every k-th) and whether the
@@ -17,6 +17,7 @@ Pure: numbers and strings, no Bokeh.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -46,28 +47,32 @@ BLEND_FONT = 12.0
 CELL_W, CELL_H = 54, 44
 # The narrowest a heatmap that need not fit a phone narrows its cells to; below that its area scrolls.
 MIN_CELL_W = 30
-# The weights heatmap fits a phone's column (390 px less the page's margins) with everything around its
-# frame: its row labels' widest plus the rest (axis names, colour bar, toolbar), generously.
+# The [T, T] heatmaps, one size for every head (BokehJS lays a whole row of the page out again, there and
+# then, for a figure's new size), narrow to a phone's column (390 px less the page's margins) with
+# everything around their frame: the row labels' widest plus the rest (axis names, colour bar, toolbar),
+# generously. Their height leaves room on a phone's screen for the blend below the weights. Q, K and V's
+# figure is as wide as d asks.
 PHONE_COLUMN, BORDERS_BESIDE_LABELS = 374, 112
-PHONE_HEIGHT_PER_WIDTH = 0.8  # its frame's height, at most, for its narrowest width
+WIDEST_LABEL_PX = 120  # the widest a cut label can be at 11 px: 9 characters beyond the first plane and "…"
 
 
 class Heatmap(NamedTuple):
     blocks: tuple[str, ...]  # the matrices drawn side by side in the figure
-    max_width: int  # px: its frame at most
-    max_height: int
+    max_width: int  # px: its frame at most (one that fits a phone: always)
+    max_height: int  # px: its frame's height, always
     least_width: int  # px: its frame at least, for its titles (tests/test_book_column.py measures them)
     fits_phone: bool  # narrows as far as a phone's column needs (else to MIN_CELL_W, then scrolls)
 
 
 GAP = 1  # empty columns between two matrices in one figure
 HEATMAPS = {
-    "weights": Heatmap(("weights",), 330, 380, 190, True),
-    "scores": Heatmap(("scores",), 330, 380, 150, False),
-    "scaled": Heatmap(("scaled",), 330, 380, 130, False),
+    "weights": Heatmap(("weights",), 260, 176, 190, True),
+    "scores": Heatmap(("scores",), 260, 176, 150, True),
+    "scaled": Heatmap(("scaled",), 260, 176, 130, True),
     "qkv": Heatmap(("Q", "K", "V"), 770, 220, 240, False),
 }
 NO_NUMBERS = "Colours only: the numbers are in “… as a table”."  # under a heatmap too small for them
+SOME_NUMBERS = "Numbers too wide for a cell are left out: see “… as a table”."  # some cells left blank
 AXIS_LABEL_CHARS = 10  # a token label on an axis is cut to this many characters (the hover has it whole)
 
 # The blend plot: its frame (px, square), its value points' and output's marks, how far from its point a
@@ -138,8 +143,13 @@ def ticks(labels: list[tuple[int, str]], spacing: float, along: float) -> tuple[
 
 
 def heatmap_layouts(labels, d: int) -> dict:
-    """Each heatmap figure's frame and text: widgets/matrix_plot.py and static/explorer_page.js draw them."""
-    labels = [str(t) for t in labels]
+    """Each heatmap figure's frame and text: widgets/matrix_plot.py and static/explorer_page.js draw them.
+    (A move keeps the labels and d: made once for them; read it only.)"""
+    return _heatmap_layouts(tuple(str(t) for t in labels), d)
+
+
+@functools.lru_cache(maxsize=32)
+def _heatmap_layouts(labels: tuple, d: int) -> dict:
     rows = [(k, short_label(t)) for k, t in enumerate(labels)]
     label_px = max(text_px(t, AXIS_FONT) for _, t in rows)
     out = {}
@@ -150,15 +160,18 @@ def heatmap_layouts(labels, d: int) -> dict:
             cols = [(k * (d + GAP) + j, f"{n}[{j}]") for k, n in enumerate(spec.blocks) for j in range(d)]
         n_cols = len(labels) if len(spec.blocks) == 1 else d
         span = len(spec.blocks) * (n_cols + GAP) - GAP
-        frame_w = max(spec.least_width, min(spec.max_width, CELL_W * max(span, 2)))
-        frame_h = min(spec.max_height, CELL_H * max(len(rows), 2))
-        if spec.fits_phone:
+        if spec.fits_phone:  # one size for every head: BokehJS lays its row out anew for a new size
+            frame_w, frame_h = spec.max_width, spec.max_height
             room = math.floor(PHONE_COLUMN - BORDERS_BESIDE_LABELS - label_px)
+            min_width = PHONE_COLUMN
         else:
+            frame_w = max(spec.least_width, min(spec.max_width, CELL_W * max(span, 2)))  # (by d alone)
+            frame_h = spec.max_height
             room = MIN_CELL_W * max(span, 2)
+            min_width = None
         narrow = min(frame_w, max(spec.least_width, room))
-        if spec.fits_phone:  # and no taller than the phone's width for it, so it and the blend fit a screen
-            frame_h = min(frame_h, math.floor(narrow * PHONE_HEIGHT_PER_WIDTH))
+        if min_width is None:  # room for any label, so that new labels do not make BokehJS lay its row out
+            min_width = math.ceil(narrow + BORDERS_BESIDE_LABELS + WIDEST_LABEL_PX)
         cell_w, cell_h = narrow / span, frame_h / len(rows)
         font = number_font(cell_w, cell_h)
         widest = max(text_px(t, AXIS_FONT) for _, t in cols)
@@ -179,7 +192,7 @@ def heatmap_layouts(labels, d: int) -> dict:
             "x_angle": 0.0 if flat else SLANT,
             "y_ticks": y_ticks,
             "y_labels": y_labels,
-            "min_width": math.ceil(narrow + BORDERS_BESIDE_LABELS + label_px),
+            "min_width": min_width,
             "note": "" if font else NO_NUMBERS,
         }
     return out

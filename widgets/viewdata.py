@@ -21,6 +21,7 @@ from widgets.figure_text import (
     BLEND_NAMED_TOP,
     HEATMAPS,
     NUMBERS_UP_TO,
+    SOME_NUMBERS,
     cell_text,
     heatmap_layouts,
     number_fit,
@@ -122,6 +123,13 @@ def heatmaps(head: Head, labels) -> dict:
     for name, M in (("Q", head.Q), ("K", head.K), ("V", head.V)):
         cells[name] = matrix_cells(M, labels, dims, fit=fit[name])
         limits[name] = qkv_limit
+    # a figure with numbers says so when some are left out (the layouts are shared: a copy that says it)
+    layout = {
+        figure: {**layout[figure], "note": SOME_NUMBERS}
+        if layout[figure]["font"] and any(not t for block in spec.blocks for t in cells[block]["text"])
+        else layout[figure]
+        for figure, spec in HEATMAPS.items()
+    }
     return {"cells": cells, "limits": limits, "layout": layout}
 
 
