@@ -9,12 +9,13 @@ Every round, in this order:
   timed from the click to the page's "Done"), and the two last lines compared (they must be equal);
 * the explorer's slider → weights repainted (as bench/bench_export.py times a move: the clock stops at the
   first animation frame after the 'weights-cells' source changed), `--moves` moves with no run training,
-  then as many while the triggers run trains in the lab's worker (the panel open and in sight: a window
-  1400 × 3200 px shows the explorer and the lab's panel at once);
+  then as many while the triggers run trains in the lab's worker, the page at its top, in a window
+  1400 × 3200 px (the explorer and the lab's open panel both in sight, the panel redrawn as it trains:
+  judged) and 1400 × 1000 (the panel out of sight, as a student dragging a slider above it sees the page);
 * Stop: a triggers run started, stopped after a second: the time from the click to the page saying
   "Stopped at step N" (the worker read the stop, trains no more) and to the run's last line (the model
   evaluated where it stopped);
-* the file's size, and (once) the size of main's export, built from /work/main.
+* the file's size, and (once) the size of the export main's commit builds.
 Ratios are the median over rounds; the load average is recorded before and after.
 """
 
@@ -43,7 +44,7 @@ from core.lab.runs import RUNS, final_line, train  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 
 DEFAULT_RUNS = ("previous-token", "positional-lookup", "triggers")
-MAIN = Path("/work/main")
+HEIGHTS = (3200, 1000)  # the panel in sight (judged), out of sight
 STATUS = ".lab-train-status"
 
 
@@ -93,9 +94,9 @@ def stop_and_wait(page) -> None:
     page.locator("button.lab-train-go:not([disabled])").wait_for(timeout=60_000)
 
 
-def repaints(browser, url: str, moves: int) -> tuple[list, list]:
+def repaints(browser, url: str, moves: int, height: int) -> tuple[list, list]:
     """Slider moves timed with no run training, then while the triggers run trains."""
-    context, page, _ = open_lab(browser, url, height=3200)
+    context, page, _ = open_lab(browser, url, height)
     page.evaluate("() => window.scrollTo(0, 0)")
     idle = page.evaluate(TIMED_SETS_JS, ["x-3-0", "value", "weights-cells", slider_values(moves)])
     start_triggers(page)
@@ -134,13 +135,16 @@ def stop_times(browser, url: str) -> tuple[float, float]:
     return stopped, ended
 
 
-def main_export_size(out: Path) -> int | None:
-    """The size of main's export (built by main's own code, read-only), or None without a /work/main."""
-    if not (MAIN / "app" / "export.py").exists():
-        return None
+def main_export_size(tmp: Path) -> int:
+    """The size of the export that main's commit builds (its files taken with `git archive`)."""
+    src = tmp / "main-src"
+    src.mkdir()
+    archive = subprocess.run(["git", "archive", "main"], cwd=ROOT, check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    subprocess.run([str(MAIN / ".venv/bin/python"), "-m", "app.export", str(out)], cwd=MAIN, env=env,
-                   check=True, capture_output=True)
+    out = tmp / "main.html"
+    subprocess.run([sys.executable, "-m", "app.export", str(out)], cwd=src, env=env, check=True,
+                   capture_output=True)
     return out.stat().st_size
 
 
@@ -158,10 +162,10 @@ def main(argv=None) -> int:
         path = export(tmp / "explorer.html")
         fragment = export(tmp / "fragment.html", fragment=True)
         sizes = {"page": path.stat().st_size, "fragment": fragment.stat().st_size}
-        main_size = main_export_size(tmp / "main.html")
+        main_size = main_export_size(tmp)
         url = path.as_uri()
         times = {n: {"numpy": [], "chromium": []} for n in args.runs}
-        idle, busy, stops = [], [], []
+        idle, busy, stops = {h: [] for h in HEIGHTS}, {h: [] for h in HEIGHTS}, []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             for _ in range(args.rounds):
@@ -172,11 +176,13 @@ def main(argv=None) -> int:
                     times[name]["numpy"].append(np_s)
                     times[name]["chromium"].append(js_s)
                     print(name, f"numpy {np_s:.1f} s, chromium {js_s:.1f} s", flush=True)
-                i, b = repaints(browser, url, args.moves)
-                idle.append(i)
-                busy.append(b)
+                for h in HEIGHTS:
+                    i, b = repaints(browser, url, args.moves, h)
+                    idle[h].append(i)
+                    busy[h].append(b)
+                    print("repaint", h, med(i), med(b), flush=True)
                 stops.append(stop_times(browser, url))
-                print("repaint", med(i), med(b), "stop", stops[-1], flush=True)
+                print("stop", stops[-1], flush=True)
             browser.close()
     load_after = load_average()
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
@@ -190,9 +196,11 @@ def main(argv=None) -> int:
             f"| a run in Chromium / numpy: `{name}` ({RUNS[name].steps} steps), median of rounds | ≤ 2× "
             f"| {ratio:.2f}× ({med(t['chromium']):.1f} s / {med(t['numpy']):.1f} s) | {ok(ratio <= 2)} |"
         )
-    repaint_ratio = med(med(b) / med(i) for i, b in zip(idle, busy))
+    ratio = {h: med(med(b) / med(i) for i, b in zip(idle[h], busy[h])) for h in HEIGHTS}
+    ms = {h: (med(med(b) for b in busy[h]), med(med(i) for i in idle[h])) for h in HEIGHTS}
+    seen, unseen = HEIGHTS
     stopped, ended = med(s for s, _ in stops), med(e for _, e in stops)
-    grew = f"; main's page {main_size:,} bytes: +{sizes['page'] - main_size:,}" if main_size else ""
+    grew = f"; main's page {main_size:,} bytes: {sizes['page'] - main_size:+,}"
     lines = [
         "# Train it yourself: the page's trainer",
         "",
@@ -204,9 +212,11 @@ def main(argv=None) -> int:
         "| measure | target | measured | met? |",
         "|---|---|---|---|",
         *run_rows,
-        f"| explorer slider → weights repainted while the triggers run trains / idle (median of rounds' "
-        f"medians) | ≤ 1.5× | {repaint_ratio:.2f}× ({med(med(b) for b in busy):.1f} / "
-        f"{med(med(i) for i in idle):.1f} ms) | {ok(repaint_ratio <= 1.5)} |",
+        f"| explorer slider → weights repainted while the triggers run trains / idle, the panel in sight "
+        f"(median of rounds' medians) | ≤ 1.5× | {ratio[seen]:.2f}× ({ms[seen][0]:.1f} / {ms[seen][1]:.1f} "
+        f"ms) | {ok(ratio[seen] <= 1.5)} |",
+        f"| … the panel out of sight | – | {ratio[unseen]:.2f}× ({ms[unseen][0]:.1f} / {ms[unseen][1]:.1f} "
+        "ms) | – |",
         f"| Stop → the page says it stopped (no step after it), median | ≤ 200 ms | {stopped:.0f} ms "
         f"| {ok(stopped <= 200)} |",
         f"| Stop → the run's last line (evaluated where it stopped), median | – | {ended:.0f} ms | – |",
@@ -218,14 +228,15 @@ def main(argv=None) -> int:
         "Per round (s for runs, ms for moves and Stop):",
         "",
         "| round | " + " | ".join(f"{n} numpy / Chromium" for n in args.runs)
-        + " | repaint idle / training | Stop: stopped / last line |",
-        "|---|" + "---|" * (len(args.runs) + 2),
+        + " | repaint idle / training, in sight | out of sight | Stop: stopped / last line |",
+        "|---|" + "---|" * (len(args.runs) + 3),
     ]
     for k in range(args.rounds):
         cells = [f"{times[n]['numpy'][k]:.1f} / {times[n]['chromium'][k]:.1f}" for n in args.runs]
         lines.append(
             f"| {k + 1} | " + " | ".join(cells)
-            + f" | {med(idle[k]):.1f} / {med(busy[k]):.1f} | {stops[k][0]:.0f} / {stops[k][1]:.0f} |"
+            + "".join(f" | {med(idle[h][k]):.1f} / {med(busy[h][k]):.1f}" for h in HEIGHTS)
+            + f" | {stops[k][0]:.0f} / {stops[k][1]:.0f} |"
         )
     return write_results(args.out, lines + [""])
 
