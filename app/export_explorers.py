@@ -1,4 +1,4 @@
-"""The two further explorers ("Why ÷√d", "Long-context cost") as tabs of the static export.
+"""The further explorers ("Why ÷√d", "Long-context cost", "In tiles") as tabs of the static export.
 
     tabs = explorer_tabs()
     tabs.root      # a Bokeh Div: the tab strip and panels; add it to the exported document
@@ -36,16 +36,21 @@ from widgets import cost_viewdata, saturation_viewdata
 from widgets.cost_page import T_STOPS, CostPage
 from widgets.cost_state import CostSettings
 from widgets.cost_state import js_config as cost_config
-from widgets.going_further import COST_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
+from widgets.going_further import COST_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE, TILES_TITLE
 from widgets.saturation_page import SaturationPage
 from widgets.saturation_state import SaturationSettings
 from widgets.saturation_state import js_config as saturation_config
+from widgets.state import HeadState
 from widgets.style import text_panel
+from widgets.tiles_page import TilesPage
+from widgets.tiles_state import TilesSettings
+from widgets.tiles_state import js_config as tiles_config
+from widgets.tiles_viewdata import view_data as tiles_view_data
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 # Loaded in this order: the ports need PyFormat (static/pyformat.js, loaded with the head's scripts by
 # app/export.py head_scripts), InputChecks and SeededRandom, the binding needs the ports.
-SCRIPTS = ("checks.js", "cost.js", "rng.js", "saturation.js", UNPACK_JS, "explorer_tabs.js")
+SCRIPTS = ("checks.js", "cost.js", "rng.js", "saturation.js", "tiles.js", UNPACK_JS, "explorer_tabs.js")
 AREA = ("more", TAB_TITLE)
 ITEMS = "explorer-tabs-items"  # the id of the JSON holding each tab's document (the tab strip names it)
 
@@ -57,6 +62,7 @@ class ExplorerTabs:
     scripts: str
     saturation: SaturationPage
     cost: CostPage
+    tiles: TilesPage
 
 
 def intro_html() -> str:
@@ -65,7 +71,7 @@ def intro_html() -> str:
 
 
 def _callback(handler: str, kind: str, models: dict) -> CustomJS:
-    """A control's callback: static/explorer_tabs.js's `handler` ("cost" or "saturation") with the kind of
+    """A control's callback: static/explorer_tabs.js's `handler` (cost, saturation, tiles) with the kind of
     control and the page's models."""
     args = {"M": models, "handler": handler, "kind": kind}
     return CustomJS(args=args, code="window.ExplorerTabs[handler](kind, cb_obj, M);")
@@ -129,6 +135,37 @@ def saturation_page(settings: SaturationSettings | None = None) -> SaturationPag
     return page
 
 
+def tiles_page() -> TilesPage:
+    """The served tiles page, its controls wired to static/explorer_tabs.js, which draws it from the head
+    the page's explorer holds (static/explorer_page.js) once its tab opens, and after each change."""
+    state, settings = HeadState(), TilesSettings()
+    data = tiles_view_data(state.head, state.query, state.labels, settings.size, settings.step)
+    page = TilesPage(data)
+    models = {
+        "key": page.size,
+        "config": json.dumps(tiles_config(settings)),
+        "scores": page.scores,
+        "weights": page.weights,
+        "tiles": page.tiles,
+        "current": page.current,
+        "mappers": [page.score_mapper, page.score_ink, page.weight_mapper, page.weight_ink],
+        "numbers": page.numbers,
+        "figure": page.figure,
+        "x_range": page.figure.x_range,
+        "axis": page.axis,
+        "size": page.size,
+        "next": page.next,
+        "again": page.again,
+        "readout": page.readout,
+        "table": page.table,
+    }
+    page.size.js_on_change("value", _callback("tiles", "size", models))
+    page.next.js_on_event("button_click", _callback("tiles", "next", models))
+    page.again.js_on_event("button_click", _callback("tiles", "again", models))
+    page.layout.tags = [models]  # the tab's opening finds them here (static/explorer_tabs.js open)
+    return page
+
+
 TABS_CSS = """
 .more-tabs { display: flex; gap: 2px; border-bottom: 1px solid #ccc; margin: 0 0 8px 0; }
 .more-tabs button { font: inherit; font-size: 14px; padding: 6px 12px; border: 1px solid #ccc;
@@ -165,17 +202,19 @@ def explorer_tabs() -> ExplorerTabs:
     opened, as the served app builds them: with their ~300 models in the page's document, BokehJS
     took longer to make the head interactive, tabs open or not.
     """
-    saturation, cost = saturation_page(), cost_page()
+    saturation, cost, tiles = saturation_page(), cost_page(), tiles_page()
     items = {
         # packed (app/packing.py): read only when a tab first opens, and a tenth of the size as JSON
         "saturation": pack(json.dumps(json_item(saturation.layout))),
         "cost": pack(json.dumps(json_item(cost.layout))),
+        "tiles": pack(json.dumps(json_item(tiles.layout))),
     }
     body = tabs_html(
         [
             (AREA[0], AREA[1], intro_html()),
             ("saturation", SATURATION_TITLE, ""),
             ("cost", COST_TITLE, ""),
+            ("tiles", TILES_TITLE, ""),
         ]
     )
     root = text_panel(body, name=AREA[0], sizing_mode="stretch_width")  # the template finds roots by name
@@ -183,4 +222,4 @@ def explorer_tabs() -> ExplorerTabs:
     scripts = "\n".join(
         [json_script(items, id=ITEMS), *(script_element((STATIC / name).read_text()) for name in SCRIPTS)]
     )
-    return ExplorerTabs(root=root, area=AREA, scripts=scripts, saturation=saturation, cost=cost)
+    return ExplorerTabs(root=root, area=AREA, scripts=scripts, saturation=saturation, cost=cost, tiles=tiles)

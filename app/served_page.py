@@ -18,11 +18,13 @@ from app.html_json import json_script
 from widgets.a11y import FIGURES_SCRIPT, figures_declared
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
-from widgets.going_further import COST_TITLE, LAB_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
+from widgets.going_further import COST_TITLE, LAB_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE, TILES_TITLE
 from widgets.lab_view import LabView
 from widgets.logic_config import logic_config
 from widgets.page import VIEW, ref
 from widgets.saturation_view import SaturationView
+from widgets.state import HeadState
+from widgets.tiles_view import TilesView
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,8 +76,9 @@ TEMPLATE = (
 COMPILED = PANEL_TEMPLATES.from_string(TEMPLATE)
 
 
-def going_further() -> pn.Tabs:
-    """The further explorers, each built the first time its tab is opened, then kept.
+def going_further(state: HeadState | None = None) -> pn.Tabs:
+    """The further explorers, each built the first time its tab is opened, then kept; the tiles view reads
+    `state`, the explorer's head.
 
     Nothing of them is made or drawn before that: with their figures on the
     page, every slider move of the head explorer took ~30 ms more browser time
@@ -84,12 +87,18 @@ def going_further() -> pn.Tabs:
     time another tab opens, and a quick back-and-forth could leave the open tab
     holding the spacer, blank (seen in CI; bokeh/bokeh#13372 reports the same).
     """
-    builders = {1: SaturationView, 2: CostView, 3: LabView}
+    tiles: list[TilesView] = []  # the tiles view follows `state` while its tab is open
+
+    def make_tiles() -> TilesView:
+        tiles.append(TilesView(state=state) if state is not None else TilesView())
+        return tiles[0]
+
+    builders = {1: SaturationView, 2: CostView, 3: make_tiles, 4: LabView}
     tabs = pn.Tabs(
         (TAB_TITLE, pn.pane.Markdown(MORE_INTRO, sizing_mode="stretch_width")),
         *(
             (title, pn.pane.Markdown(f"Opening {title}…"))
-            for title in (SATURATION_TITLE, COST_TITLE, LAB_TITLE)
+            for title in (SATURATION_TITLE, COST_TITLE, TILES_TITLE, LAB_TITLE)
         ),
     )
 
@@ -97,6 +106,8 @@ def going_further() -> pn.Tabs:
         make = builders.pop(event.new, None)
         if make is not None:
             tabs[event.new] = (tabs._names[event.new], make())
+        for view in tiles:
+            view.showing = event.new == 3
 
     tabs.param.watch(build, "active")
     return tabs
@@ -119,7 +130,7 @@ def explorer_page(explorer: HeadExplorer) -> ServedTemplate:
     page = ServedTemplate(COMPILED, location=True)  # the Location root keeps the URL in step
     for name, part in explorer.areas().items():
         page.add_panel(name, part)
-    page.add_panel("more", going_further())
+    page.add_panel("more", going_further(explorer.state))
     return page
 
 

@@ -652,6 +652,12 @@
     return '';
   }
 
+  /** widgets.figure_text.number_font: the largest of NUMBER_FONTS whose number fits a cell; 0: none. */
+  function numberFont(cellW, cellH) {
+    const fits = (sample) => NUMBER_FONTS.find((f) => textPx(sample, f) + NUMBER_GAP <= cellW && LINE * f <= cellH);
+    return fits(WIDE_NUMBER) || fits(SHORT_NUMBER) || 0;
+  }
+
   function ticks(labels, spacing, along) {
     const k = spacing > 0 ? Math.max(1, Math.ceil(along / spacing)) : labels.length;
     const kept = labels.filter((_, n) => n % k === 0);
@@ -699,8 +705,7 @@
       if (minWidth === undefined) minWidth = Math.ceil(narrow + BORDERS_BESIDE_LABELS + WIDEST_LABEL_PX);
       const cellW = narrow / span;
       const cellH = frameH / rows.length;
-      const fits = (sample) => NUMBER_FONTS.find((f) => textPx(sample, f) + NUMBER_GAP <= cellW && LINE * f <= cellH);
-      const font = fits(WIDE_NUMBER) || fits(SHORT_NUMBER) || 0;
+      const font = numberFont(cellW, cellH);
       const widest = maxOf(cols.map(([, t]) => textPx(t, AXIS_FONT)));
       let flat = widest + TICK_GAP <= cellW;
       const [xTicks, xLabels] = ticks(cols, flat ? cellW : cellW * Math.sin(SLANT), LINE * AXIS_FONT + TICK_GAP);
@@ -828,6 +833,66 @@
     return `<ul class="checks">${lis.join('')}</ul>`;
   }
 
+  // --- rows that cannot see the future (widgets/viewdata.py changed_rows, row_marks, moved_html) -----
+
+  const MARK_INSET = 0.16;
+  const MOVE_HINT = // as widgets/viewdata.py, under the checks until a slider moves
+    '<p class="moved">' + escapeHtml(
+      "Move a token's slider: the rows of the weights it leaves unchanged get a dashed frame, those it changes " +
+      'a purple one.'
+    ) + '</p>';
+  const sameRow = (a, b) => a.length === b.length && a.every((x, k) => x === b[k]);
+
+  /** For each query, whether its weights or its output differ from `before`'s in any bit. */
+  function changedRows(head, before) {
+    return head.weights.map((w, i) => !(sameRow(w, before.weights[i]) && sameRow(head.output[i], before.output[i])));
+  }
+
+  function rowRuns(rows) {
+    const out = [];
+    for (const r of rows) {
+      if (out.length && out[out.length - 1][1] === r - 1) out[out.length - 1][1] = r;
+      else out.push([r, r]);
+    }
+    return out;
+  }
+
+  /** The weights heatmap's frames around the runs of rows a move left unchanged and those it changed. */
+  function rowMarks(changed) {
+    const T = changed ? changed.length : 0;
+    const frames = (rows) => {
+      const blocks = rowRuns(rows);
+      return {
+        x: blocks.map(() => (T - 1) / 2),
+        y: blocks.map(([a, b]) => (a + b) / 2),
+        width: blocks.map(() => T - MARK_INSET),
+        height: blocks.map(([a, b]) => b - a + 1 - MARK_INSET),
+      };
+    };
+    const which = (want) => (changed || []).map((c, i) => (c === want ? i : -1)).filter((i) => i >= 0);
+    return { unchanged: frames(which(false)), changed: frames(which(true)) };
+  }
+
+  const rowNames = (labels, rows) =>
+    rowRuns(rows).map(([a, b]) => (a === b ? `'${labels[a]}'` : `'${labels[a]}' to '${labels[b]}'`)).join(', ');
+
+  /** What the move of x[token][component] changed, in words: the rows left alone, those changed, and why. */
+  function movedHtml(head, labels, token, component, changed) {
+    const me = String(labels[token]);
+    const same = changed.map((c, i) => (c ? -1 : i)).filter((i) => i >= 0);
+    const diff = changed.map((c, i) => (c ? i : -1)).filter((i) => i >= 0);
+    const parts = [];
+    if (same.length) parts.push(`the rows of ${rowNames(labels, same)} did not change, to the last bit (dashed)`);
+    if (diff.length) parts.push(`${rowNames(labels, diff)} changed (purple)`);
+    let text = `Moving ${me}[${component}]: ` + parts.join('; ') + '.';
+    if (head.causal && token > 0 && changed.slice(0, token).every((c) => !c)) {
+      text += ` With the mask on, no token before '${me}' can see it.`;
+    } else if (!head.causal && changed.slice(0, token).some((c) => c)) {
+      text += ` With the mask off, tokens before '${me}' read it too.`;
+    }
+    return `<p class="moved">${escapeHtml(text)}</p>`;
+  }
+
   /** Everything the figures and text panels show for query i, as widgets.viewdata.view_data. */
   function viewData(head, i, labels, dims = [0, 1]) {
     const t = trace(head, i, labels);
@@ -841,13 +906,25 @@
     data.blend.leaders = placed.leaders;
     data.layout.blend = { note: placed.note };
     data.steps = stepsHtml(t);
-    data.checks = checksHtml(t, labels);
+    data.checks = checksHtml(t, labels) + MOVE_HINT;
+    data.moved = rowMarks(null);
     return data;
   }
 
+  /** view_data after a token slider's move: `moved` = [token, component, value before], `before` the head
+   * before it. The marks and their sentence (under the checks) join what `viewData` gave. */
+  function withMoves(data, head, labels, moved, before) {
+    const changed = changedRows(head, before);
+    const said = movedHtml(head, Array.from(labels, String), moved[0], moved[1], changed);
+    const checks = data.checks.slice(0, data.checks.length - MOVE_HINT.length) + said;
+    return Object.assign({}, data, { moved: rowMarks(changed), checks });
+  }
+
   return {
-    AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
-    checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat,
+    AttentionError, attend, trace, viewData, withMoves, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
+    sum, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat, MOVE_HINT,
     textPx, shortLabel, HEATMAPS, BLEND_FRAME, BLEND_FONT,
+    // what static/tiles.js lays its strip of cells out with (widgets/figure_text.py's rules)
+    cellText, numberFont, ticks, LINE, AXIS_FONT, TICK_GAP, SLANT,
   };
 });

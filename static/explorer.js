@@ -54,6 +54,7 @@
     const INPUTS = ['tokens', 'X', 'W_Q', 'W_K', 'W_V', ...OPTION_NAMES];
     const PRESET_NAMES = Object.keys(config.presets);
     const heads = new WeakMap(); // state → its head, computed once
+    const befores = new WeakMap(); // state after a slider's move → the head before it (the one a move ago)
 
     // --- checks, with widgets.state's messages (an option's: AttentionHead.checkOption, as core.options) ---
 
@@ -125,6 +126,7 @@
     function refused(state, message) {
       const next = Object.assign({}, state, { message });
       if (heads.has(state)) heads.set(next, heads.get(state));
+      if (befores.has(state)) befores.set(next, befores.get(state));
       return next;
     }
 
@@ -159,6 +161,7 @@
       if (!('preset' in changes) && Object.keys(changes).some((k) => k !== 'query' && k !== 'dims')) {
         next.preset = '';
       }
+      if (!('moved' in changes)) next.moved = null; // any change but a slider's move ends what `moved` says
       next.message = '';
       heads.set(next, head);
       return next;
@@ -228,7 +231,7 @@
       });
     }
 
-    function setEntry(state, name, field, row, col, value) {
+    function setEntry(state, name, field, row, col, value, extra) {
       let v;
       try {
         v = asFiniteNumber(field, value);
@@ -237,7 +240,27 @@
       }
       const M = state[name].map((r) => r.slice());
       M[row][col] = v;
-      return change(state, { [name]: M });
+      return change(state, Object.assign({ [name]: M }, extra));
+    }
+
+    /** A token slider's move (HeadState.set_x): X[t][c] = value, and `moved` = [t, c, the value before]. */
+    function moveSlider(state, t, c, value) {
+      const next = setEntry(state, 'X', `${state.tokens[t]}[${c}]`, t, c, value, { moved: [t, c, state.X[t][c]] });
+      if (!next.message && heads.has(state)) befores.set(next, heads.get(state));
+      return next;
+    }
+
+    /** The head before the state's slider move: the one a move ago, or that head computed again. */
+    function beforeOf(state) {
+      let head = befores.get(state);
+      if (head === undefined) {
+        const [t, c, value] = state.moved;
+        const X = state.X.map((r) => r.slice());
+        X[t][c] = value;
+        head = compute(Object.assign({}, state, { X }));
+        befores.set(state, head);
+      }
+      return head;
     }
 
     /**
@@ -251,8 +274,7 @@
     function apply(state, action) {
       switch (action.do) {
         case 'x':
-          return setEntry(state, 'X', `${state.tokens[action.token]}[${action.component}]`,
-            action.token, action.component, action.value);
+          return moveSlider(state, action.token, action.component, action.value);
         case 'weight':
           return setEntry(state, action.name, `${action.name}[${action.row}, ${action.col}]`,
             action.row, action.col, action.value);
@@ -281,9 +303,41 @@
       }
     }
 
-    /** As widgets.viewdata.view_data for the state's head, query and dims. */
+    /**
+     * `next` read as one token slider's move from `last` (the state drawn before it), for a page that reads
+     * its sliders rather than their events (static/explorer_page.js follow): `moved` as apply({do: 'x'})
+     * sets it when the two differ in one entry of X and nothing else, `last`'s when they do not differ at
+     * all, else null. The head before the move is `last`'s, already computed.
+     */
+    function sliderMove(last, next) {
+      const rest = (s) => JSON.stringify(Object.assign({}, s, { X: null, message: '', moved: null, preset: '' }));
+      const same = last && rest(last) === rest(next) && last.X.length === next.X.length &&
+        last.X.every((row, t) => row.length === next.X[t].length);
+      const diff = [];
+      if (same) next.X.forEach((row, t) => row.forEach((v, c) => { if (v !== last.X[t][c]) diff.push([t, c]); }));
+      let moved = null;
+      let before;
+      if (same && diff.length === 1) {
+        const [t, c] = diff[0];
+        moved = [t, c, last.X[t][c]];
+        before = heads.get(last);
+      } else if (same && diff.length === 0 && last.moved) {
+        moved = last.moved;
+        before = befores.get(last);
+      }
+      if (moved === next.moved) return next;
+      const out = Object.assign({}, next, { moved });
+      if (heads.has(next)) heads.set(out, heads.get(next));
+      if (moved && before) befores.set(out, before);
+      return out;
+    }
+
+    /** As widgets.viewdata.view_data for the state's head, query and dims (and the move it follows). */
     function render(state) {
-      return AttentionHead.viewData(headOf(state), state.query, state.tokens, state.dims);
+      const head = headOf(state);
+      const view = AttentionHead.viewData(head, state.query, state.tokens, state.dims);
+      if (!state.moved) return view;
+      return AttentionHead.withMoves(view, head, state.tokens, state.moved, beforeOf(state));
     }
 
     // --- links: widgets/url_state.py ------------------------------------------------------
@@ -539,7 +593,7 @@
     }
 
     return {
-      initial, apply, render, headOf, decodeLink, applyLink, encodeLink, asJson, asCsv,
+      initial, apply, render, headOf, sliderMove, decodeLink, applyLink, encodeLink, asJson, asCsv,
     };
   }
 

@@ -142,6 +142,10 @@
         put(plot.source, { data });
       }
       if (plot.square) updateSource(plot.outline, view.outline);
+      if (plot.marks) { // the weights' frames around the rows a slider's move left alone, and those it changed
+        updateSource(plot.marks.unchanged, view.moved.unchanged);
+        updateSource(plot.marks.changed, view.moved.changed);
+      }
     }
 
     function paintBlend(view, s, reshape) {
@@ -544,7 +548,7 @@
     let state = logic.initial();
     const { paintPlot, paintBlend, setSteps, layOutAll } = painter(() => M, V);
     let syncing = false;
-    const page = { doc, config, get state() { return state; }, dispatch, logic };
+    const page = { doc, config, get state() { return state; }, dispatch, logic, watchers: [] };
     bound.push(page);
 
     // --- state → figures -------------------------------------------------------------
@@ -803,6 +807,7 @@
       if (inputsOf(next) !== inputsOf(old)) {
         reshape = shapeOf(next) !== shapeOf(old);
         paint(logic.render(next), next, reshape);
+        for (const watch of page.watchers) watch(next); // other views of this head (static/explorer_tabs.js)
       }
       if (reshape || controlsDue) syncControlsSoon(); // the figures' frame first
       else syncControls(next);
@@ -1025,6 +1030,8 @@
 
     let due = false;
     let stopped = false;
+    let drawn = server; // the state drawn last: one slider apart from the next, it is the head before a move
+    let publishedText = M.channel.state; // a new one is a change the server made (a preset, an edit): no move
     // Only what differs from what is shown is written, so a server's answer with the same
     // numbers costs the page one comparison.
     function refresh(everything) {
@@ -1033,7 +1040,10 @@
       server = published() || server;
       if (!server) return;
       try {
-        const s = predicted();
+        const fresh = M.channel.state !== publishedText;
+        publishedText = M.channel.state;
+        const s = fresh ? Object.assign({}, predicted(), { moved: null }) : logic.sliderMove(drawn, predicted());
+        drawn = s;
         const view = logic.render(s);
         for (const [name, plot] of Object.entries(M.plots)) {
           if (everything || inView.get(name) !== false) {

@@ -81,7 +81,8 @@
       const data = AttentionHead.viewData(head, i, labels);
       out.weights = head.weights;
       out.future = head.future;
-      out.steps = data.steps + data.checks;
+      // the checks without the explorer's hint about its sliders (a trained head has none to move)
+      out.steps = data.steps + data.checks.replace(AttentionHead.MOVE_HINT, '');
       out.W = { W_Q: head.W_Q, W_K: head.W_K };
     } else {
       const A = unf16(snap.maps[String(run.shown_layer)]);

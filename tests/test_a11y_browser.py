@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from app.export import export
 from core.presets import CHAPTER, PRESETS
 from tests.conftest import CONSOLE_PROBLEMS, ROOT, serve
-from widgets import cost_page, cost_viewdata, saturation_page, saturation_viewdata
+from widgets import cost_page, cost_viewdata, saturation_page, saturation_viewdata, tiles_viewdata
 from widgets.a11y import SERIES_COLUMNS, figure_tables, series_table
 from widgets.cost_state import CostSettings
 from widgets.lab_data import load_lab, token_labels
@@ -151,7 +151,9 @@ def check_tab_pattern(page, titles: list[str]) -> None:
     expect(page.get_by_role("tab", name=titles[0])).to_have_attribute("aria-selected", "true", timeout=10_000)
 
 
-EXPLORER_TABS = (("Why ÷√d", "seed"), ("Long-context cost", "T exactly"))  # a field of each
+EXPLORER_TABS = (  # a field of each
+    ("Why ÷√d", "seed"), ("Long-context cost", "T exactly"), ("In tiles", "tile size (keys)"),
+)  # fmt: skip
 
 
 def open_by_keyboard(page, title: str, field: str):
@@ -242,12 +244,15 @@ def further_tables() -> dict:
     curve = saturation_viewdata.view_data(sat.curve, sat.point, sat.worked)["curve"]
     sources = {name: curve for name in SERIES_COLUMNS}
     sources["cost-figure"] = cost_viewdata.view_data(cost.cost, cost.gpu_gb, cost.tile)["lines"]
+    head = HeadState()  # the tiles tab opens on the head above, no tile done yet
+    sources["tiles-figure"] = tiles_viewdata.view_data(head.head, head.query, head.labels, 2, 0)["scores"]
     return {name: series_table(sources[name], columns) for name, columns in SERIES_COLUMNS.items()}
 
 
 TAB_FIGURES = {
     "Why ÷√d": ("saturation-spread", "saturation-weight", "saturation-gradient", "saturation-entropy"),
     "Long-context cost": ("cost-figure",),
+    "In tiles": ("tiles-figure",),
 }
 # No horizontal page scroll at 200 % zoom of a 1280 px window (WCAG 1.4.10).
 ZOOMED = {"width": 640, "height": 800}
@@ -501,6 +506,8 @@ FURTHER_PARTS = (
     *(f"saturation-{name}" for name, _, _ in saturation_page.NUMBER_BOXES),
     "cost-explorer", "cost-figure", "cost-readout", "cost-preset", "cost-T-slider", "cost-gpu",
     *(f"cost-{name}" for name, _, _ in cost_page.NUMBER_BOXES),
+    "tiles-explorer", "tiles-figure", "tiles-size", "tiles-next", "tiles-again", "tiles-readout",
+    "tiles-table",
 )  # fmt: skip
 # The visible parts of `names` (in any Bokeh document of the page), and those that run past the window's
 # edges or whose title is wider than the figure has room for (Bokeh cuts a title at the canvas's edge).

@@ -224,7 +224,7 @@ def python_run(actions: list[dict]) -> tuple[list[dict], list[dict]]:
         state = s.as_data()
         inputs = {**state, "message": ""}
         # A refused action leaves every input as it was: its view is the one before (sent as None).
-        view = None if inputs == before else view_data(s.head, s.query, s.labels, s.dims)
+        view = None if inputs == before else view_data(s.head, s.query, s.labels, s.dims, s.moved, s.before)
         before = inputs
         seen.append({"state": state, "view": canonical(view), "link": encode(s)})
     return done, seen
@@ -365,3 +365,52 @@ def test_links_write_a_sliders_value_at_its_step_in_both_runtimes():
     assert link["temp"] == "0.3"
     declared = re.search(r"const STEP_NOISE = ([0-9.e-]+);", (ROOT / "static" / "explorer.js").read_text())
     assert declared and float(declared.group(1)) == STEP_NOISE
+
+
+# --- rows that cannot see the future (issue 31 item 3) ---------------------------------------------
+
+
+def test_a_slider_move_marks_the_rows_it_left_alone_the_same_in_both_runtimes():
+    """With the mask on, a move of the last token's slider leaves every earlier row unchanged to the last
+    bit, and both runtimes mark them so; with the mask off, the rows it changed (all of them here)."""
+    last = {"do": "x", "token": 3, "component": 0}
+    actions = [
+        {**last, "value": 0.5},
+        {**last, "value": 0.55},
+        {"do": "query", "index": 1},  # another action: the marks go
+        {**last, "value": 0.6},
+        {"do": "option", "name": "causal", "value": False},
+        {**last, "value": 0.3},
+        {**last, "value": "abc"},  # refused: the marks stay
+    ]
+    done, seen = python_run(actions)
+    (js,) = run_node([done])
+    for step, (py, got) in enumerate(zip(seen, js)):
+        found = mismatches(sorted_keys(py["state"]), sorted_keys(got["state"]), f"step {step} state")
+        if py["view"] is not None:
+            found += mismatches(py["view"], got["view"], f"step {step} view")
+        assert not found, found[:5]
+    masked = seen[1]["view"]
+    assert seen[1]["state"]["moved"] == [3, 0, 0.5]  # the value before this move
+    assert masked["moved"]["unchanged"] == {"x": [1.5], "y": [1.0], "width": [3.84], "height": [2.84]}
+    assert masked["moved"]["changed"]["y"] == [3.0]
+    checks = masked["checks"].replace("&#x27;", "'")
+    assert "Moving it[0]: the rows of 'The' to 'sat' did not change, to the last bit" in checks
+    assert "With the mask on, no token before 'it' can see it." in checks
+    assert seen[2]["state"]["moved"] is None and seen[2]["view"]["moved"]["unchanged"]["x"] == []
+    unmasked = seen[5]["view"]
+    assert unmasked["moved"]["unchanged"]["x"] == [] and unmasked["moved"]["changed"]["height"] == [3.84]
+    assert "With the mask off, tokens before &#x27;it&#x27; read it too." in unmasked["checks"]
+    assert seen[6]["state"]["moved"] == seen[5]["state"]["moved"] and seen[6]["state"]["message"]
+
+
+def test_a_page_reading_its_sliders_sees_each_move_as_the_action_does():
+    """static/explorer_page.js follow reads a move from the sliders (HeadLogic.sliderMove): over drawn
+    sequences, its `moved` and its view data after each action equal the action's own."""
+    sequences = [done for done, _ in (python_run(actions) for actions in draw_sequences(40))]
+    proc = node_batch.start_node(DRIVER, {"config": logic_config(), "sequences": sequences, "follow": True})
+    steps = [step for seq in results(proc) for step in seq]
+    assert all("error" not in step for step in steps)
+    read = [step["follow"] for step in steps if "follow" in step]  # the page's own controls' changes
+    assert len(read) > 150 and all(read)
+    assert sum(step["state"]["moved"] is not None for step in steps) > 50

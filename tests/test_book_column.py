@@ -449,7 +449,7 @@ def test_going_further_tabs_on_a_phone(browser, exported_file):
         timeout=30000,
     )
     tabs = page.locator(".more-tabs button")
-    assert tabs.count() == 3
+    assert tabs.count() == 4
     for k in range(tabs.count()):
         tabs.nth(k).click()
         page.wait_for_function(f"() => Bokeh.documents.length >= {1 + k}")  # a tab's page is made on opening

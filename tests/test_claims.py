@@ -677,7 +677,9 @@ def test_readme_the_two_sentences_and_the_thought_experiment(readme):
 def test_readme_exercise_2_crossovers(readme):
     cost = long_context_cost(COST_PRESETS["Llama 3.1 405B (128k)"])
     assert round(cost.crossover_T) == 18_432 and round(cost.crossover_T_mha) == 49_152 == 3 * 16384
-    said(readme, "T ≈ 18,432 (49,152 = 3·C")
+    assert round(cost.full_crossover_T) == 17_408  # with the blend A·V and the output projection W_O
+    said(readme, "overtakes the Q, K, V projections at T ≈ 18,432 (49,152 = 3·C")
+    said(readme, "17,408 counting A·V and W_O")
 
 
 def test_readme_the_what_breaks_numbers(readme):
@@ -716,8 +718,8 @@ def test_readme_the_footnotes(readme):
     mean, spread = many.max_weight_raw
     said(
         readme,
-        f"a largest weight of {fmt(mean)} ± {fmt(spread)} over {many.rows:,} random rows of {many.T} keys, "
-        f"{notes.percent(many.stuck_raw)} of which pass back almost no gradient",
+        f"a largest weight of {fmt(mean)} ± {fmt(spread)} ({many.rows:,} random rows, {many.T} keys; "
+        f"{notes.percent(many.stuck_raw)} pass back almost no gradient)",
     )
 
 
@@ -850,3 +852,41 @@ def test_readme_lab_an_induction_pair_forms_unasked_and_verdicts_are_counted_ove
     assert triggers["task"] == "triggers"
     # "each verdict counts the seeds where the claim held": some claims hold at some seeds only, or at none
     assert {f["verdict"] for f in index["findings"].values()} >= {"reproduced", "partly", "not reproduced"}
+
+
+# --- issue 31: rows that cannot see the future, attention in tiles (README's words) -------------------------
+
+
+def test_readme_with_the_mask_on_a_move_never_changes_an_earlier_row(readme):
+    """Every preset with the mask on, every token's every component moved: each earlier row's weights and
+    output stay the same to the last bit, and the view data marks them unchanged."""
+    from widgets.state import HeadState
+    from widgets.viewdata import view_data
+
+    said(readme, "the weights mark the rows it changed (mask on: never an earlier one)")
+    for name in PRESETS:
+        s = HeadState()
+        s.load(name)
+        s.apply(causal=True)
+        for t in range(s.head.T):
+            for c in range(s.head.C):
+                before = s.head
+                assert s.set_x(t, c, float(s.X[t, c]) + 0.35)
+                np.testing.assert_array_equal(s.head.weights[:t], before.weights[:t])
+                np.testing.assert_array_equal(s.head.output[:t], before.output[:t])
+                marks = view_data(s.head, s.query, s.labels, s.dims, s.moved, s.before)["moved"]
+                if t:  # the first dashed frame starts at the first row and holds every row before t
+                    rows = marks["unchanged"]["height"][0] + 0.16
+                    assert marks["unchanged"]["y"][0] == (rows - 1) / 2 and rows >= t
+
+
+def test_readme_the_tiles_tab_and_the_cost_tabs_tile(readme):
+    from core.tiles import AGREEMENT, attend_in_tiles, tiled_difference
+
+    said(readme, "a 128 × 128 tile of scores is 33 kB", "the last tile gives the head's output to 1e-12")
+    assert human_bytes(tile_score_bytes(128, 2)) == "33 kB" and f"{AGREEMENT:g}" == "1e-12"
+    for name in PRESETS:  # every preset's every row, in tiles of every size
+        head = PRESETS[name].head()
+        for i in range(head.T):
+            for size in range(1, head.T + 1):
+                assert tiled_difference(head, i, attend_in_tiles(head, i, size)) <= AGREEMENT

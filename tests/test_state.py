@@ -243,7 +243,7 @@ def same_columns(data, expected: dict) -> None:
 def assert_page_shows(explorer: HeadExplorer) -> None:
     """Every source and text panel holds view_data of the explorer's current state."""
     s, page = explorer.state, explorer.page
-    data = view_data(s.head, s.query, s.labels)
+    data = view_data(s.head, s.query, s.labels, s.dims, s.moved, s.before)
     for name, plot in page.plots.items():
         blocks = {b: data["cells"][b] for b in plot.names}
         n_cols = int(max(blocks[plot.names[0]]["x"])) + 1
@@ -258,6 +258,8 @@ def assert_page_shows(explorer: HeadExplorer) -> None:
     same_columns(b.output.data, data["blend"]["output"])
     same_columns(b.links.data, data["blend"]["links"])
     assert page.steps.text == data["steps"] + data["checks"]
+    same_columns(page.row_marks.unchanged.data, data["moved"]["unchanged"])
+    same_columns(page.row_marks.changed.data, data["moved"]["changed"])
 
 
 def models(explorer: HeadExplorer) -> dict:

@@ -58,6 +58,7 @@ FIGURE_TABLES = {
     "saturation-gradient": ("series", "saturation-curve", "The gradient against d as a table", False),
     "saturation-entropy": ("series", "saturation-curve", "The entropy against d as a table", False),
     "cost-figure": ("series", "cost-lines", "The FLOPs against T as a table", False),
+    "tiles-figure": ("series", "tiles-scores", "The row in tiles as a table", False),
 }
 # A "series" table's columns: (source column, header), the first one heading the rows.
 SERIES_COLUMNS = {
@@ -82,6 +83,11 @@ SERIES_COLUMNS = {
         ("d", "d"),
         ("entropy_raw", "entropy, without ÷√d"),
         ("entropy_scaled", "entropy, with ÷√d"),
+    ),
+    "tiles-figure": (
+        ("key", "key"),
+        ("score_text", "score"),
+        ("weight_text", "weight so far"),
     ),
     "cost-figure": (
         ("T_text", "T"),

@@ -204,7 +204,7 @@ class HeadExplorer(pn.viewable.Viewer):
             # the page has drawn this move itself, with the same numbers: no view data to make or send
             self._sync_preset()
             return
-        data = view_data(s.head, s.query, s.labels, s.dims)
+        data = view_data(s.head, s.query, s.labels, s.dims, moved=s.moved, before=s.before)
         changed = {e.name for e in events}
         with pn.io.hold():
             self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C)

@@ -27,6 +27,7 @@ from widgets.controls import (
 from widgets.editor import GRID_WIDTH
 from widgets.figure_text import HEATMAPS
 from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot
+from widgets.row_marks import RowMarks
 from widgets.style import text_panel, wrapping_row
 from widgets.viewdata import view_data
 
@@ -100,6 +101,8 @@ class HeadPage:
                 subtitle=subheading,
                 picture=square,
             )
+        # what a token slider's move did to each row of the weights (rows that cannot see the future)
+        self.row_marks = RowMarks(self.plots["weights"].figure, data["moved"])
         self.blend = BlendPlot(data["blend"], data["bounds"], data["layout"]["blend"])
         self.title = text_panel(title, name="title")
         # The steps and the row's checks share one Div: each Div whose text changes costs the browser a
@@ -128,7 +131,16 @@ class HeadPage:
 
     def figure_models(self) -> dict:
         """By id, the models a page's JavaScript writes when it draws a state itself (static/explorer_page.js
-        painter): every figure's source, colour mapper, axes and ranges, the steps, the token sliders' box."""
+        painter): every figure's source, colour mapper, axes and ranges, the weights' row marks, the steps,
+        the token sliders' box."""
+        models = self._figure_models()
+        marks = self.row_marks
+        models["plots"]["weights"]["marks"] = {
+            "unchanged": ref(marks.unchanged), "changed": ref(marks.changed),
+        }
+        return models
+
+    def _figure_models(self) -> dict:
         return {
             "plots": {
                 name: {
@@ -224,5 +236,6 @@ class HeadPage:
                 outline=data["outline"] if square else None,
                 reshape=reshape,
             )
+        self.row_marks.update(data["moved"])
         self.blend.update(data["blend"], data["bounds"], data["layout"]["blend"])
         self.steps.text = readout_html(data)

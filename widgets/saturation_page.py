@@ -192,6 +192,13 @@ class SaturationFigures:
             span.location = data["chosen"]
 
 
+def headed(title: str, max_width: int, *children):
+    """A column of text and controls under a bold title, as wide as it is given (a figure wraps beside it)."""
+    heading = text_panel(f"<b style='font-size:15px'>{title}</b>")
+    fluid = {"sizing_mode": "stretch_width", "min_width": FIGURE_MIN_WIDTH, "max_width": max_width}
+    return column(heading, *children, **fluid)
+
+
 class SaturationPage:
     """The saturation explorer's figures, readout and controls, bound to nothing yet."""
 
@@ -219,33 +226,17 @@ class SaturationPage:
         }
         # The rows wrap when the page is narrower than the controls and a figure side by side (a phone,
         # a book's column); the explorer then takes the width it is given.
+        boxes = wrapping_row(*self.boxes.values(), name="saturation-boxes")
         self.layout = column(
             self.intro,
             wrapping_row(
-                column(
-                    text_panel("<b style='font-size:15px'>head width d</b>"),
-                    self.d_buttons,
-                    wrapping_row(*self.boxes.values(), name="saturation-boxes"),
-                    self.message,
-                    self.readout,
-                    sizing_mode="stretch_width",
-                    min_width=FIGURE_MIN_WIDTH,
-                    max_width=460,
-                ),
+                headed("head width d", 460, self.d_buttons, boxes, self.message, self.readout),
                 self.plots.spread,
                 name="saturation-top",
             ),
             wrapping_row(self.plots.weight, self.plots.gradient, name="saturation-curves"),
             wrapping_row(
-                column(
-                    text_panel("<b style='font-size:15px'>One row worked out</b>"),
-                    self.row,
-                    sizing_mode="stretch_width",
-                    min_width=FIGURE_MIN_WIDTH,
-                    max_width=640,
-                ),
-                self.plots.entropy,
-                name="saturation-more",
+                headed("One row worked out", 640, self.row), self.plots.entropy, name="saturation-more"
             ),
             name="saturation-explorer",
             sizing_mode="stretch_width",

@@ -143,17 +143,26 @@ _RECENT_VIEWS: dict[tuple, tuple[Head, dict]] = {}
 RECENT_VIEWS = 8
 
 
-def view_data(head: Head, i: int, labels, dims=(0, 1)) -> dict:
-    """Everything the figures and text panels show for query i: one dict, one update (read it only)."""
+def view_data(head: Head, i: int, labels, dims=(0, 1), moved=None, before: Head | None = None) -> dict:
+    """Everything the figures and text panels show for query i: one dict, one update (read it only).
+
+    After a token slider's move, `moved` (token, component, value before) and `before` (the head before
+    the move) add the rows it left alone and those it changed (`row_marks`), said below the checks.
+    """
     key = (id(head), i, tuple(labels), tuple(dims))
     kept = _RECENT_VIEWS.get(key)
     if kept is not None and kept[0] is head:
-        return kept[1]
-    data = _view_data(head, i, labels, dims)
-    _RECENT_VIEWS[key] = (head, data)
-    while len(_RECENT_VIEWS) > RECENT_VIEWS:
-        del _RECENT_VIEWS[next(iter(_RECENT_VIEWS))]
-    return data
+        data = kept[1]
+    else:
+        data = _view_data(head, i, labels, dims)
+        _RECENT_VIEWS[key] = (head, data)
+        while len(_RECENT_VIEWS) > RECENT_VIEWS:
+            del _RECENT_VIEWS[next(iter(_RECENT_VIEWS))]
+    if moved is None or before is None:
+        return data
+    changed = changed_rows(head, before)
+    said = moved_html(head, labels, moved, changed)  # under the checks: every page that shows them shows it
+    return {**data, "moved": row_marks(changed), "checks": data["checks"].removesuffix(MOVE_HINT) + said}
 
 
 def _view_data(head: Head, i: int, labels, dims) -> dict:
@@ -167,8 +176,85 @@ def _view_data(head: Head, i: int, labels, dims) -> dict:
     data["blend"]["leaders"] = placed["leaders"]
     data["layout"]["blend"] = {"note": placed["note"]}
     data["steps"] = steps_html(t)
-    data["checks"] = checks_html(t, labels)
+    data["checks"] = checks_html(t, labels) + MOVE_HINT  # (a move says what it did in its place)
+    data["moved"] = row_marks(None)
     return data
+
+
+# --- rows that cannot see the future: what a token slider's move changed, row by row --------------------
+
+MARK_INSET = 0.16  # a mark's frame sits this far inside its rows, clear of the query's outline
+# Under the checks until a slider moves, so the panel keeps one shape whether or not one has (a page that
+# draws a move writes only the texts that changed: static/explorer_page.js writeMarkup).
+MOVE_HINT = '<p class="moved">' + html.escape(
+    "Move a token's slider: the rows of the weights it leaves unchanged get a dashed frame, those it changes "
+    "a purple one."
+) + "</p>"
+
+
+def changed_rows(head: Head, before: Head) -> list[bool]:
+    """For each query, whether its weights or its output differ from `before`'s in any bit."""
+    same = [np.array_equal(a, b) for a, b in zip(head.weights, before.weights)]
+    return [not (s and np.array_equal(a, b)) for s, a, b in zip(same, head.output, before.output)]
+
+
+def row_runs(rows: list[int]) -> list[tuple[int, int]]:
+    """Consecutive rows as (first, last) runs: [0, 1, 2, 5] → [(0, 2), (5, 5)]."""
+    out: list[tuple[int, int]] = []
+    for r in rows:
+        if out and out[-1][1] == r - 1:
+            out[-1] = (out[-1][0], r)
+        else:
+            out.append((r, r))
+    return out
+
+
+def row_marks(changed: list[bool] | None) -> dict:
+    """The weights heatmap's frames: one around each run of rows left unchanged, one around each run that
+    changed (none when nothing moved)."""
+
+    def frames(rows: list[int]) -> dict:
+        blocks = row_runs(rows)
+        T = len(changed or ())
+        return {
+            "x": [(T - 1) / 2] * len(blocks),
+            "y": [(a + b) / 2 for a, b in blocks],
+            "width": [T - MARK_INSET] * len(blocks),
+            "height": [b - a + 1 - MARK_INSET for a, b in blocks],
+        }
+
+    if changed is None:
+        return {"unchanged": frames([]), "changed": frames([])}
+    return {
+        "unchanged": frames([i for i, c in enumerate(changed) if not c]),
+        "changed": frames([i for i, c in enumerate(changed) if c]),
+    }
+
+
+def row_names(labels, rows: list[int]) -> str:
+    """Rows by their tokens, a run as its first and last: "'The' to 'sat', 'it'"."""
+    return ", ".join(
+        f"'{labels[a]}'" if a == b else f"'{labels[a]}' to '{labels[b]}'" for a, b in row_runs(rows)
+    )
+
+
+def moved_html(head: Head, labels, moved, changed: list[bool]) -> str:
+    """What the move changed, in words: the rows left alone, the rows changed, and why."""
+    token, component = moved[0], moved[1]
+    me = str(labels[token])
+    same = [i for i, c in enumerate(changed) if not c]
+    diff = [i for i, c in enumerate(changed) if c]
+    parts = []
+    if same:
+        parts.append(f"the rows of {row_names(labels, same)} did not change, to the last bit (dashed)")
+    if diff:
+        parts.append(f"{row_names(labels, diff)} changed (purple)")
+    text = f"Moving {me}[{component}]: " + "; ".join(parts) + "."
+    if head.causal and token > 0 and all(not changed[i] for i in range(token)):
+        text += f" With the mask on, no token before '{me}' can see it."
+    elif not head.causal and any(changed[i] for i in range(token)):
+        text += f" With the mask off, tokens before '{me}' read it too."
+    return f'<p class="moved">{html.escape(text)}</p>'
 
 
 def convex_hull(xs, ys) -> tuple[list[float], list[float]]:
