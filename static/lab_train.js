@@ -23,8 +23,9 @@
   const { PyFormat } = AttentionHead;
   const esc = PyFormat.escapeHtml;
   const LARGEST_SEED = 4294967295; // as the command line (core/lab/cli.py)
-  const MOST_STEPS = 20000; // ten minutes of the largest model at most, on a slow laptop
+  const MOST_STEPS = 20000; // the largest model's 20,000 steps take a few minutes here
   const MOST_BYTES = 5e6; // a saved run is ~20 kB; a larger file is not one
+  const MOST_ENTRIES = 64 * 64; // of a matrix in a saved run (the lab's largest is 24 × 24)
   const DRAW_EVERY = 100; // ms between redraws while training: the page's own moves come first
   const VERDICTS = {
     reproduced: 'The claim held in your run.',
@@ -175,7 +176,12 @@
       Array.isArray(r.snapshots) && r.snapshots.length > 0, 'its record is incomplete');
     r.snapshots.forEach((snap) => {
       const mats = [...Object.values(snap.maps || {}), ...['X', 'W_Q', 'W_K', 'W_V'].filter((k) => snap[k]).map((k) => snap[k])];
-      need(mats.every((m) => m && Array.isArray(m.shape) && typeof m.f16 === 'string'), 'a snapshot is damaged');
+      // a matrix's halves fill its shape exactly (base64: 4 characters for each 3 bytes), and it is no
+      // larger than a lab's matrix can be
+      const whole = (m) => m && Array.isArray(m.shape) && m.shape.length === 2 && typeof m.f16 === 'string' &&
+        m.shape.every((n) => Number.isInteger(n) && n > 0) && m.shape[0] * m.shape[1] <= MOST_ENTRIES &&
+        m.f16.length === 4 * Math.ceil((2 * m.shape[0] * m.shape[1]) / 3);
+      need(mats.every(whole), 'a snapshot is damaged');
       try {
         mats.forEach(TrainingLab.unf16);
       } catch (err) {

@@ -213,3 +213,28 @@ def test_the_page_prints_the_command_lines_last_line_for_a_students_run(capsys):
         assert words[:3] == ["python", "-m", "core.train"] and f"--seed {seed}" in out["command"]
         assert cli.main(words[3:]) == 0
         assert capsys.readouterr().out.splitlines()[-1] == out["line"], out["command"]
+
+
+DAMAGES = {  # tests/train_driver.js DAMAGE: what is wrong with a file, and what the page says of it
+    "none": None,
+    "not JSON": "it is not JSON",
+    "another lab": "it names no run of this lab to compare with",
+    "a bad switch": "temperature is 99; expected a number from 0.05 to 5",
+    "a matrix cut short": "a snapshot is damaged",
+    "a huge matrix": "a snapshot is damaged",
+    "no snapshots": "its record is incomplete",
+}
+
+
+def test_a_saved_run_reads_back_and_a_damaged_file_is_refused_in_words():
+    runs = store.read_runs()
+    lab = {"runs": runs, "order": list(runs), "switches": table_json()}
+    switches = runs["previous-token"]["switches"]
+    form = {"from": "previous-token", "seed": "3", "steps": "12", "switches": switches}
+    jobs = [{"saved": form, "lab": lab, "damage": kind} for kind in DAMAGES]
+    for (kind, said), out in zip(DAMAGES.items(), run_node(DRIVER, {"jobs": jobs})["results"]):
+        if said is None:
+            assert out["line"].startswith("previous-token: loss "), out
+        else:
+            assert out["error"].startswith("this file is not a run saved by the lab: "), kind
+            assert said in out["error"], (kind, out["error"])

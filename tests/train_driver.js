@@ -7,6 +7,8 @@
 //   {"checks": name, "record": r, "ref": r or null, "run": run}  -> [bool, ...]
 //   {"student": form, "lab": {runs, order, switches}}  -> {command, line}: static/lab_train.js's run from the
 //                                              lab's form values, trained; its command line and last line
+//   {"saved": form, "lab": lab, "damage": kind}  -> {line} or {error}: that run saved as a file, damaged as
+//                                              `kind` says (DAMAGE), and read back by static/lab_train.js
 // stdout: {"results": [...]}; NaN and ±Infinity travel as {"$f": ...} (tests/json_batch.js).
 'use strict';
 const path = require('path');
@@ -60,11 +62,34 @@ function gradsJob(job) {
   return { loss, grads: flat(g), worst };
 }
 
+// What can be wrong with a file dropped on the lab.
+const DAMAGE = {
+  none: (text) => text,
+  'not JSON': (text) => text.slice(0, 100),
+  'another lab': (text) => JSON.stringify(Object.assign(JSON.parse(text), { from: 'a-run-we-never-shipped' })),
+  'a bad switch': (text) => { const o = JSON.parse(text); o.switches.temperature = 99; return JSON.stringify(o); },
+  'a matrix cut short': (text) => { const o = JSON.parse(text); const m = o.seeds[0].snapshots[0].W_Q; m.f16 = m.f16.slice(8); return JSON.stringify(o); },
+  'a huge matrix': (text) => { const o = JSON.parse(text); o.seeds[0].snapshots[0].W_Q.shape = [1e6, 1e6]; return JSON.stringify(o); },
+  'no snapshots': (text) => { const o = JSON.parse(text); o.seeds[0].snapshots = []; return JSON.stringify(o); },
+};
+
+function savedJob(job) {
+  const made = LabTrainPanel.studentRun(job.lab, job.saved);
+  const result = LabTrainer.train(made.run, made.seed, made.steps);
+  const saved = LabTrainPanel.savedRun(made, LabTrainer.seedRecord(result), LabTrainer.finalLine(result), null);
+  try {
+    return { line: LabTrainPanel.readSaved(job.lab, DAMAGE[job.damage](JSON.stringify(saved))).line };
+  } catch (err) {
+    return { error: err.message };
+  }
+}
+
 const batch = readBatch();
 writeResult({
   results: batch.jobs.map((job) => {
     if (job.train) return trainJob(job);
     if (job.grads) return gradsJob(job);
+    if (job.saved) return savedJob(job);
     if (job.student) {
       const made = LabTrainPanel.studentRun(job.lab, job.student);
       return { command: made.command, line: LabTrainer.finalLine(LabTrainer.train(made.run, made.seed, made.steps)) };
