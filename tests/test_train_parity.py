@@ -238,3 +238,18 @@ def test_a_saved_run_reads_back_and_a_damaged_file_is_refused_in_words():
         else:
             assert out["error"].startswith("this file is not a run saved by the lab: "), kind
             assert said in out["error"], (kind, out["error"])
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["previous-token", "--temperature", "9"], "temperature is 9; expected a number from 0.05 to 5"),
+        (["previous-token", "--x-scale", "nan"], "x_scale is nan; expected a finite number"),
+        (["--all", "--no-mask"], "switches train and print one run only"),
+        (["tied-qk", "--write", "--tied-qk"], "switches train and print one run only"),
+    ],
+)
+def test_the_command_line_refuses_switches_it_cannot_use(argv, said, capsys):
+    with pytest.raises(SystemExit) as out:
+        cli.main(argv)
+    assert out.value.code == 2 and said in capsys.readouterr().err

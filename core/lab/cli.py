@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from core.lab.runs import DEFAULT_SEED, RUNS, SEEDS, final_line, train
 from core.lab.store import write_index, write_run
-from core.options import SWITCHES, AttentionError, check_option
+from core.options import AttentionError, add_flags, flags_given
 
 DESCRIPTION = "Train the training lab's tiny attention models in numpy."
 
@@ -38,14 +38,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--write", action="store_true", help=f"regenerate the run's data file (seeds {SEEDS[0]}–{SEEDS[-1]})"
     )
-    for s in SWITCHES:  # one flag per switch, as the explorer's command line has them
-        if s.kind == "toggle":  # the flag sets the opposite of the explorer's default
-            flip = not s.default
-            parser.add_argument(s.cli_flag, dest=s.name, action="store_const", const=flip, help=s.cli_help)
-        elif s.kind == "choice":
-            parser.add_argument(s.cli_flag, dest=s.name, choices=s.choices, help=s.cli_help)
-        else:
-            parser.add_argument(s.cli_flag, dest=s.name, type=float, metavar=s.cli_metavar, help=s.cli_help)
+    add_flags(parser)  # one flag per switch, as the explorer's command line has them
     args = parser.parse_args(argv)
     if args.all == bool(args.run):
         parser.error("name one run, or --all")
@@ -56,13 +49,12 @@ def main(argv=None) -> int:
         parser.error("a data file holds every shipped seed: --seed trains and prints one run only")
     if args.seed is not None and not 0 <= args.seed < 2**32:
         parser.error("--seed must be a whole number from 0 to 4294967295")
-    changes = {s.name: getattr(args, s.name) for s in SWITCHES if getattr(args, s.name) is not None}
-    if writing and changes:
-        parser.error("a data file holds a shipped run as declared: switches train and print one run only")
     try:
-        changes = {name: check_option(name, v) for name, v in changes.items()}
+        changes = flags_given(args)
     except AttentionError as err:
         parser.error(str(err))
+    if writing and changes:
+        parser.error("a data file holds a shipped run as declared: switches train and print one run only")
     for name in list(RUNS) if args.all else [args.run]:
         t0 = time.perf_counter()
         if writing:
