@@ -18,6 +18,9 @@ from widgets.lab_data import lab_json
 ROOT = Path(__file__).resolve().parents[1]
 LAB_JS = ROOT / "static" / "lab.js"
 LAB_MOUNT_JS = ROOT / "static" / "lab_mount.js"
+# "Train it yourself" (static/train.js, static/lab_train.js): packed like the runs, unpacked and run once the
+# lab is drawn. It stands on static/rng.js, which the page loads for the explorers (app/export_explorers.py).
+TRAINER_JS = tuple(ROOT / "static" / f for f in ("train.js", "lab_train.js"))
 LAB_CSS = ROOT / "static" / "lab.css"
 UNPACK_JS_PATH = ROOT / "static" / UNPACK_JS
 
@@ -25,11 +28,13 @@ UNPACK_JS_PATH = ROOT / "static" / UNPACK_JS
 def lab_section() -> str:
     """The lab's HTML: a section, its styles, the data and the code that draws it."""
     data = pack(lab_json())  # app/packing.py: a third of the size; unpacked when the lab is drawn
+    trainer = pack("\n".join(f.read_text() for f in TRAINER_JS))  # unpacked and run once the lab is drawn
     return "\n".join(
         [
             f"<style>{LAB_CSS.read_text()}</style>",
             '<section id="training-lab" class="training-lab" aria-label="Training lab"></section>',
             f'<script type="application/gzip-base64" id="training-lab-data">{data}</script>',
+            f'<script type="application/gzip-base64" id="training-lab-trainer">{trainer}</script>',
             script_element(UNPACK_JS_PATH.read_text()),
             script_element(LAB_JS.read_text()),
             script_element(LAB_MOUNT_JS.read_text()),  # drawn once the explorer above it is whole

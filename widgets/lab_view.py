@@ -4,6 +4,7 @@ The shipped runs go to the browser once, when the lab's tab is first opened (app
 tab lazily); from then on a run or seed switch, a snapshot move or another query is drawn in the browser by
 static/lab.js with the JavaScript port of the core (static/attention.js), as in the static export. No
 server round trip, no Bokeh figure: the heatmaps are HTML tables, readable by a screen reader as they are.
+A student's own run trains in their browser too (static/lab_train.js), at no cost to the server.
 bench/RESULTS-lab.md has the measurements that chose this over Bokeh figures driven from Python.
 """
 
@@ -18,9 +19,10 @@ from widgets.lab_data import lab_json
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 
-# The three UMD files set their globals (PyFormat, AttentionHead, TrainingLab) when run as this module's code;
-# static/lab_render.js is the module's render.
-MODULE = ("pyformat.js", "attention.js", "lab.js", "lab_render.js")
+# The UMD files set their globals (PyFormat, AttentionHead, TrainingLab, SeededRandom, LabTrainer,
+# LabTrainPanel) when run as this module's code (the trainer runs in the student's browser, in a Web
+# Worker); static/lab_render.js is the module's render.
+MODULE = ("pyformat.js", "attention.js", "lab.js", "rng.js", "train.js", "lab_train.js", "lab_render.js")
 
 
 class LabView(JSComponent):
