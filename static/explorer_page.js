@@ -1091,6 +1091,7 @@
     // when it comes into view, or page.settleAfter ms after the last move.
     page.settleAfter = SETTLE_AFTER_MS;
     const inView = new Map(); // heatmap name → false while its figure is out of sight
+    page.inView = inView; // (what the screen has reported so far: tests wait for it)
     const behind = new Set(); // heatmaps not written since the last move
     let settleTimer = null;
     function watchScreen() {
