@@ -316,12 +316,15 @@
     /**
      * `next` read as one token slider's move from `last` (the state drawn before it), for a page that reads
      * its sliders rather than their events (static/explorer_page.js follow): `moved` as apply({do: 'x'})
-     * sets it when the two differ in one entry of X and nothing else, `last`'s when they do not differ at
-     * all, else null. The head before the move is `last`'s, already computed.
+     * sets it when the two differ in one entry of X and nothing else (but the answered question such a move
+     * closes), `last`'s when they do not differ at all, else null. The head before the move is `last`'s,
+     * already computed.
      */
     function sliderMove(last, next) {
       const rest = (s) => JSON.stringify(Object.assign({}, s, { X: null, message: '', moved: null, preset: '' }));
-      const same = last && rest(last) === rest(next) && last.X.length === next.X.length &&
+      const closed = (s) => Object.assign({}, s, { question: '', prediction: null, revealed: false });
+      const alike = last && (rest(last) === rest(next) || (last.revealed && rest(closed(last)) === rest(next)));
+      const same = alike && last.X.length === next.X.length &&
         last.X.every((row, t) => row.length === next.X[t].length);
       const diff = [];
       if (same) next.X.forEach((row, t) => row.forEach((v, c) => { if (v !== last.X[t][c]) diff.push([t, c]); }));
