@@ -94,9 +94,8 @@
   /** What the checks that compare need: the same seed of the run the shipped run is set against, shipped
    * ({record}) when this run is trained as it was, or to be trained beside it ({run}); null if none. */
   function referenceFor(lab, from, seed, steps) {
-    const wanted = (LabTrainer.CHECKS[from] || []).some((test) => test.compares);
     const name = lab.runs[from].compare;
-    if (!wanted || !name) return null;
+    if (!LabTrainer.needsReference(from) || !name) return null;
     const ref = lab.runs[name];
     const shipped = ref.seeds.find((r) => r.seed === seed);
     return shipped && steps === ref.steps ? { record: shipped } : { run: Object.assign({}, ref, { seeds: [] }) };
