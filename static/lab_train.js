@@ -380,7 +380,7 @@
 
     function showProgress() {
       if (!job) return;
-      const { trained } = job, main = job.phase !== 'reference';
+      const { trained } = job, main = job.stage !== 'reference';
       const loss = main && job.losses.length ? `, loss ${PyFormat.fixed(job.losses[job.losses.length - 1], 3)}` : '';
       const of = main ? trained.steps : job.referenceSteps;
       progressText.textContent = ` ${main ? '' : `the run '${lab.runs[trained.from].compare}': `}step ${job.step} of ${of}${loss}`;
@@ -420,7 +420,7 @@
       const reference = referenceFor(lab, trained.from, trained.seed, trained.steps);
       const worker = startWorker();
       const t0 = Date.now();
-      job = { trained, worker, losses: [], evaluations: [], head: null, step: 0, phase: 'main' };
+      job = { trained, worker, losses: [], evaluations: [], head: null, step: 0, stage: 'main' };
       trainButton.disabled = true;
       stopButton.disabled = false;
       saveButton.disabled = true;
@@ -440,13 +440,13 @@
         if (!job || job.worker !== worker) return;
         if (m.progress) {
           const p = m.progress;
-          if (p.phase === 'main') {
+          if (p.stage === 'main') {
             job.losses.push(...p.losses);
             job.evaluations.push(...p.evaluations);
             if (p.head) { job.head = p.head; job.headStep = p.step; }
           }
-          if (p.phase === 'reference' && job.phase === 'main') {
-            job.phase = 'reference';
+          if (p.stage === 'reference' && job.stage === 'main') {
+            job.stage = 'reference';
             say(`Your run is done; now the run '${lab.runs[trained.from].compare}' trains at seed ${trained.seed}, ` +
               'for the checks that compare with it…');
           }

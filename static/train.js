@@ -897,7 +897,7 @@
   /** The lab's worker, in `scope` (a worker's global, or anything with onmessage and postMessage).
    * In: {train: {run, seed, steps, reference}} (reference: the run it is set against, trained after it for
    * the checks that compare, or null) and {stop: true}. Out, every `chunk` ms or so while it trains:
-   * {progress: {phase, step, losses (new since the last), evaluations (new), head (the shown head on the
+   * {progress: {stage, step, losses (new since the last), evaluations (new), head (the shown head on the
    * probe, at most every `headEvery` ms)}}; {stopped: step} as soon as it reads a stop; then
    * {done: {record, line, steps}} and, with a reference, {reference: {record}} ({reference: null} if
    * stopped first); or {failed: message}. It trains in chunks and lets messages in between them, so a stop
@@ -913,10 +913,10 @@
       : () => setTimeout(work, 0);
     function work() {
       if (!job) return;
-      const t0 = Date.now(), progress = { phase: job.phase, step: job.step, losses: [], evaluations: [] };
+      const t0 = Date.now(), progress = { stage: job.stage, step: job.step, losses: [], evaluations: [] };
       let r, head = null;
       try {
-        if (job.stop && job.phase === 'reference') {
+        if (job.stop && job.stage === 'reference') {
           scope.postMessage({ reference: null });
           job = null;
           return;
@@ -937,7 +937,7 @@
           }
           if (v.evaluation) progress.evaluations.push(v.evaluation);
         } while (Date.now() - t0 < chunk);
-        if (job.phase === 'main' && head && Date.now() - job.headAt >= headEvery) {
+        if (job.stage === 'main' && head && Date.now() - job.headAt >= headEvery) {
           progress.head = head();
           job.headAt = Date.now();
         }
@@ -947,10 +947,10 @@
           return;
         }
         const result = r.value;
-        if (job.phase === 'main') {
+        if (job.stage === 'main') {
           scope.postMessage({ done: { record: seedRecord(result), line: finalLine(result), steps: result.steps } });
           if (job.reference && !job.stop) { // the run it is set against, trained the same way
-            job = { phase: 'reference', it: training(job.reference, job.seed, result.steps), step: 0, stop: false };
+            job = { stage: 'reference', it: training(job.reference, job.seed, result.steps), step: 0, stop: false };
             later();
             return;
           }
@@ -966,7 +966,7 @@
       const m = event.data;
       if (m.train) {
         const { run, seed, steps, reference } = m.train;
-        job = { phase: 'main', it: training(run, seed, steps), seed, reference, step: 0, stop: false, headAt: 0 };
+        job = { stage: 'main', it: training(run, seed, steps), seed, reference, step: 0, stop: false, headAt: 0 };
         later();
       } else if (m.stop && job) job.stop = true;
     };

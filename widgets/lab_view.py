@@ -20,18 +20,9 @@ from widgets.lab_data import lab_json
 STATIC = Path(__file__).resolve().parents[1] / "static"
 
 # The UMD files set their globals (PyFormat, AttentionHead, TrainingLab, SeededRandom, LabTrainer,
-# LabTrainPanel) when run as this module's code; the trainer runs in the student's browser, in a Web Worker.
-SCRIPTS = ("pyformat.js", "attention.js", "lab.js", "rng.js", "train.js", "lab_train.js")
-RENDER = """
-export function render({ model }) {
-  const section = document.createElement('section');
-  section.className = 'training-lab';
-  section.setAttribute('aria-label', 'Training lab');
-  const lab = JSON.parse(model.lab);
-  LabTrainPanel.attach(TrainingLab.fill(section, lab), lab);
-  return section;
-}
-"""
+# LabTrainPanel) when run as this module's code (the trainer runs in the student's browser, in a Web
+# Worker); static/lab_render.js is the module's render.
+MODULE = ("pyformat.js", "attention.js", "lab.js", "rng.js", "train.js", "lab_train.js", "lab_render.js")
 
 
 class LabView(JSComponent):
@@ -39,7 +30,7 @@ class LabView(JSComponent):
 
     lab = param.String(default="", doc="the shipped runs, the introduction and the findings, as JSON")
 
-    _esm = "\n".join((STATIC / f).read_text() for f in SCRIPTS) + RENDER
+    _esm = "\n".join((STATIC / f).read_text() for f in MODULE)
     # lab.css, and the page's focus ring (static/a11y.css), inside the component's shadow root
     _stylesheets = [(STATIC / "lab.css").read_text(), (STATIC / "a11y.css").read_text()]
 
