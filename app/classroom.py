@@ -18,9 +18,9 @@ command and the address students should open:
   page's token is still accepted when that laptop reconnects;
 * ``--global-loading-spinner`` while the page loads;
 * ``--setup app/classroom.py``: in the server, this same file turns on
-  TCP_NODELAY for every websocket (-40 ms per move, see ``set_tcp_nodelay``), sets
-  ``pn.config.reconnect = True`` (the browser reconnects by itself after a
-  dropped connection or a sleep) and the disconnect / ready notifications;
+  TCP_NODELAY for every websocket (-40 ms per move, see ``set_tcp_nodelay``) and
+  leaves reconnecting to the page (static/rejoin.js: after a dropped connection, a
+  sleep or a server process that died, it opens a new session with its own state);
 * one server process per core by default (``--processes N`` to choose; at most
   AUTO_MAX_PROCESSES when chosen for you).  With more than one, the launcher runs
   each `panel serve` on a loopback port behind nginx on the students' port
@@ -29,16 +29,17 @@ command and the address students should open:
   connection, and half the websockets then built their session a second time),
   and nginx's cookie keeps them together.  It also starts a private redis-server on
   loopback, through which the teacher's sends and the class view reach every process
-  (widgets/broadcast.py).  Everything stops together.  Without nginx or
-  redis-server (setup.sh installs both) it serves from one process.
+  (widgets/broadcast.py).  Without nginx or redis-server (setup.sh installs
+  both) it serves from one process.  Whatever stops is started again
+  (app/supervise.py); Ctrl-C stops everything together.
 
 ``--return-memory`` starts the server with ``PYTHONMALLOC=malloc``: it then gives
 a class's memory back to the system once the class has left (within 3 % of idle,
 where by default it keeps 1–2.5 MB a student for the next class), at ~30 % more
 memory per session and ~10 % more CPU per move (bench/RESULTS-classroom.md).
 
-Nothing is passed through a shell: the argv list goes to ``os.execvpe`` (or,
-with Redis to look after, to a child process), so Ctrl-C stops the server directly.
+Nothing is passed through a shell: the argv list goes to a child process the
+launcher looks after, and Ctrl-C (or SIGTERM) stops it.
 """
 
 from __future__ import annotations
@@ -456,8 +457,11 @@ def configure_server() -> None:
     from app.bokeh_defaults import cache_stable_defaults
 
     cache_stable_defaults()  # before the pool builds pages ahead
-    pn.config.reconnect = True  # the browser reconnects by itself after a drop or a sleep
-    pn.config.disconnect_notification = "Lost the connection to the server; reconnecting…"
+    # The page reconnects by itself (static/rejoin.js: a new session built from the page's own state, its
+    # message in a live region), not by BokehJS's own reconnection, which re-uses the old session's id and
+    # gives up after five tries; nor with Panel's toasts.
+    pn.config.reconnect = False
+    pn.config.disconnect_notification = ""
     pn.config.ready_notification = ""
     from app.pool import pool
 

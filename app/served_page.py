@@ -46,6 +46,8 @@ TEMPLATE = (
     + (ROOT / "static" / "a11y.js").read_text()
     + "</script><script>"
     + (ROOT / "static" / "connection_check.js").read_text()  # issue 15: never a blank page
+    + "</script><script>"
+    + (ROOT / "static" / "rejoin.js").read_text()  # issue 25: a page that loses its server comes back
     + """</script>{% endblock %}
 {% block contents %}
 <section class="area-class" aria-label="Class" aria-live="polite">{{ embed(roots.classroom) }}</section>
@@ -157,6 +159,12 @@ def follow_in_browser(doc, explorer: HeadExplorer) -> None:
     )
 
 
+def rejoin_in_browser(doc) -> None:
+    """static/rejoin.js looks after the page's connection once its views are made: it says when the server
+    is lost and when it is back, and opens a new session with the page's own state."""
+    doc.js_on_event("document_ready", CustomJS(code="if (window.Rejoin) window.Rejoin.watch(cb_obj);"))
+
+
 def serve_page(explorer: HeadExplorer, title: str = "One attention head", classroom=None, page=None) -> None:
     """Make the page of `explorer` this session's document; `page`: its explorer_page, built ahead."""
     page = with_classroom(page if page is not None else explorer_page(explorer), classroom)
@@ -165,3 +173,4 @@ def serve_page(explorer: HeadExplorer, title: str = "One attention head", classr
     with pn.state.curdoc.models.freeze():
         page.servable(title=title)
     follow_in_browser(pn.state.curdoc, explorer)
+    rejoin_in_browser(pn.state.curdoc)

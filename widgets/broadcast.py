@@ -202,7 +202,7 @@ class ClassBus:
         student.bus = self
         self.students[id(student)] = student
         self.dirty = True
-        self._start()
+        self.start()
 
     def leave(self, student: Student) -> None:
         self.students.pop(id(student), None)
@@ -268,7 +268,8 @@ class ClassBus:
         except (redis.RedisError, OSError, ValueError, KeyError) as exc:
             self.last_error = str(exc)
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Join the other processes on Redis (from the first student or teacher's page of this process on)."""
         if self.local or self._tasks:
             return
         self._tasks = [self._spawn(self._listen()), self._spawn(self._report())]

@@ -55,6 +55,7 @@ class ClassView(pn.viewable.Viewer):
     def __init__(self, bus: ClassBus, order=lambda: [], **params):
         super().__init__(**params)
         self.bus = bus
+        bus.start()  # a teacher's page on a process without students yet (one started again) hears the class
         self.order = order  # the teacher's token labels: the bars keep the head's order
         self.counts = Div(text="", name="class-counts", styles={"font-size": "17px"})
         self.link = Div(text="", name="class-link-state")
@@ -78,9 +79,16 @@ class ClassView(pn.viewable.Viewer):
         self.refresh()
         doc = pn.state.curdoc
         if doc is not None and doc.session_context is not None:
-            # Bokeh's own periodic callback (runs under the document's lock, ends with the session);
-            # Panel's one tracks a busy state that fails for a session whose page never connected
-            doc.add_periodic_callback(self.refresh, REFRESH_MS)
+            # From the moment the page says it is ready: Panel drops the changes made in a hold before then
+            # (the page is sent the whole document when it connects), and one made after the page pulled the
+            # document but before it was ready would never reach it; the next refresh writes the same text.
+            pn.state.onload(lambda: self._keep_current(doc))
+
+    def _keep_current(self, doc) -> None:
+        self.refresh()
+        # Bokeh's own periodic callback (runs under the document's lock, ends with the session);
+        # Panel's one tracks a busy state that fails for a session whose page never connected
+        doc.add_periodic_callback(self.refresh, REFRESH_MS)
 
     def refresh(self) -> None:
         view = self.bus.class_view(list(self.order()))
