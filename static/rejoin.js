@@ -290,10 +290,25 @@
     doc.on_event('connection_lost', (_doc, event) => lost(doc, event));
   }
 
+  // A connection lost before its page was ready (static/connection_check.js sees every websocket close):
+  // the document's own event came before `watch`, so the page is looked after from here.
+  let leaving = false;
+  window.addEventListener('beforeunload', () => { leaving = true; });
+  function closed() {
+    setTimeout(() => {
+      if (leaving || away !== null || !window.Bokeh || !Bokeh.documents) return;
+      const doc = Bokeh.documents.find((d) => !watched.has(d));
+      if (doc) {
+        watch(doc);
+        lost(doc, null);
+      }
+    }, 1000);
+  }
+
   // A laptop that wakes up or finds its network again need not wait for the next try.
   const soon = () => { if (away !== null && !away.trying) { clearTimeout(away.timer); attempt(); } };
   window.addEventListener('online', soon);
   document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') soon(); });
 
-  window.Rejoin = { watch, stats, get away() { return away !== null; }, readPage, classState };
+  window.Rejoin = { watch, closed, stats, get away() { return away !== null; }, readPage, classState };
 })();

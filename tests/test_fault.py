@@ -103,6 +103,19 @@ def test_the_launcher_prints_and_encodes_only_addresses_it_listens_on():
     assert not any(f"http://{a}:5399" in out for a in addr.own_addresses())
 
 
+def test_the_teachers_key_is_kept_between_starts_in_a_file_only_its_user_reads(tmp_path, monkeypatch):
+    from app.classroom import KEY_FILE, teacher_key
+
+    monkeypatch.setenv("ATTN_STATE_DIR", str(tmp_path))
+    key, kept = teacher_key()
+    assert not kept and len(key) >= 20
+    assert (tmp_path / KEY_FILE).stat().st_mode & 0o777 == 0o600
+    assert teacher_key() == (key, True)  # the next start: the same key, so an open teacher's page comes back
+    fresh, kept = teacher_key(new=True)  # --new-key
+    assert fresh != key and not kept and teacher_key() == (fresh, True)
+    assert teacher_key(keep=False)[0] == fresh  # a dry run reads, never writes
+
+
 # -- in a browser: two processes behind nginx, one killed ---------------------------------------------------
 
 
@@ -334,6 +347,23 @@ def test_the_others_keep_answering_while_the_killed_process_students_come_back(c
     for port in (a, b):
         log = (c["logs"] / f"backend-{port}.log").read_text()
         assert "Traceback" not in log, log[-3000:]
+
+
+def test_nginx_is_started_again_too(class_of_two):
+    import urllib.request
+
+    c = class_of_two
+    c["nginx"].send_signal(signal.SIGKILL)
+    c["nginx"].wait(timeout=10)
+    wait_until(lambda: any(line == "nginx started again" for line in c["said"]), what="nginx restarted")
+
+    def answers() -> bool:
+        try:
+            return urllib.request.urlopen(f"{c['url']}/main", timeout=60).status == 200
+        except OSError:
+            return False
+
+    wait_until(answers, what="serving")
 
 
 # -- the whole launcher restarted under open pages ---------------------------------------------------------
