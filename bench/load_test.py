@@ -187,7 +187,9 @@ class Wire:
         finally:
             self._replies.pop(msgid, None)
 
-    async def open(self, timeout: float = 120.0) -> Wire:
+    async def open(self, timeout: float = 120.0, token: str | None = None) -> Wire:
+        """Connect and pull the document; `token`: a page's (its session built by the page's GET), else a
+        new session is made at the websocket."""
         from bokeh.util.token import generate_jwt_token, generate_session_id
         from tornado.httpclient import HTTPRequest
         from tornado.websocket import websocket_connect
@@ -200,7 +202,7 @@ class Wire:
             connect_timeout=timeout,
             request_timeout=timeout,
         )
-        token = generate_jwt_token(generate_session_id())
+        token = token or generate_jwt_token(generate_session_id())
         self.ws = await asyncio.wait_for(
             websocket_connect(req, subprotocols=["bokeh", token], max_message_size=1 << 30), timeout
         )

@@ -46,7 +46,7 @@
 
   const watched = new WeakSet();
   let away = null; // while disconnected: { doc, since, attempt, timer, trying }
-  const stats = { lost: 0, back: 0, attempts: 0, failures: [] }; // for tests and benchmarks
+  const stats = { lost: 0, back: 0, attempts: 0, failures: [], events: [] }; // for tests and benchmarks
 
   // --- saying where the page stands ----------------------------------------------------------------
 
@@ -230,6 +230,7 @@
       try { connection.close(); } catch (err) { /* already closed */ }
     }
     stats.lost += 1;
+    stats.events.push({ kind: 'lost', at: Date.now() });
     away = { doc, since: Date.now(), attempt: 0, timer: null, trying: false };
     say(LOST, 'lost');
     inert(doc, true);
@@ -267,6 +268,7 @@
       const newDoc = await swap(doc, readPage(await answer.text()), moves);
       away = null;
       stats.back += 1;
+      stats.events.push({ kind: 'back', at: Date.now() });
       inert(newDoc, false);
       watch(newDoc);
       say(BACK, 'back');
