@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import queue
 import secrets
 import shutil
 import signal
@@ -31,6 +32,7 @@ from app.classroom import ROOT, allowed_origins, build_argv, server_env
 from app.redis_server import redis_url, start_redis
 from app.serving import free_port, stop_process, wait_for_http
 from app.supervise import Supervised, Supervisor
+from app.zygote import Forked, Zygote
 
 TEMPLATE = Path(__file__).resolve().with_name("nginx.conf.template")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -87,6 +89,7 @@ def cluster(
     redis_port: int | None = None,
     supervise: bool = True,
     say=print,
+    warm_starts: bool = True,
 ):
     """Yield a dict: url (of nginx), backends [(port, Popen)], nginx (Popen), dir, supervisor, and with
     Redis (by default when there is more than one backend: the class bus, issue 15) redis (Popen) and
@@ -97,7 +100,10 @@ def cluster(
     teacher and admin pages (app/teacher_access.py), `student_url` is the address the teacher's page
     shows, `expect` the pages each backend builds ahead (app/pool.py); `addresses` stands in for this
     machine's own addresses (tests). With `supervise` (the default) a backend, nginx or Redis that stops is
-    started again (app/supervise.py; `say` reports it), and the dict's entries follow the new processes."""
+    started again (app/supervise.py; `say` reports it), and the dict's entries follow the new processes.
+    With `warm_starts` (the default, but not with `return_memory`, whose allocator is chosen when Python
+    starts) each backend is a fork of one process that has made their imports (app/zygote.py), so one that
+    died serves again within a second."""
     port = port or free_port()
     backend_ports = backend_ports or [free_port() for _ in range(processes)]
     tmp = Path(tempfile.mkdtemp(prefix="attn-cluster-"))
@@ -107,7 +113,13 @@ def cluster(
         origins = [f"127.0.0.1:{port}", f"localhost:{port}", f"{socket.gethostname()}:{port}"]
     supervisor = Supervisor(say=say)
     found: dict = {"backends": [], "supervisor": supervisor, "dir": tmp}
+    zygote = None
     try:
+        if warm_starts and not return_memory:
+            try:
+                zygote = found["zygote"] = Zygote(log=logs / "zygote.log")
+            except (OSError, RuntimeError, queue.Empty) as exc:  # cold starts then, as before
+                say(f"Warm starts unavailable ({exc}); server processes start from scratch")
         classroom: dict = {"teacher_key": teacher_key, "student_url": student_url}
         if redis if redis is not None else processes > 1:
             rp = found["redis_port"] = redis_port or free_port()
@@ -139,7 +151,12 @@ def cluster(
             log = logs / f"backend-{bp}.log"
             log.write_text("")
 
-            def start() -> subprocess.Popen:
+            def start() -> subprocess.Popen | Forked:
+                if zygote is not None and zygote.running:
+                    try:
+                        return zygote.spawn(argv, env, log)
+                    except RuntimeError:
+                        pass  # a cold start below
                 with open(log, "a") as out:
                     return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
@@ -191,6 +208,8 @@ def cluster(
                 p.terminate()
         for p in everything:
             stop_process(p)
+        if zygote is not None:
+            zygote.stop()
         if not keep_dir and log_dir is None:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -24,6 +24,7 @@ import pytest
 from app import addresses as addr
 from app import supervise
 from app.classroom import announce
+from app.zygote import Forked
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, NGINX, ROOT, classroom_dry_run
 from widgets.state import HeadState
 
@@ -249,10 +250,14 @@ def test_a_page_on_a_killed_process_says_so_keeps_its_moves_and_comes_back_with_
     student.screenshot(path=str(artifacts / "fault-student-back.png"))
     for page in (teacher, student):
         assert page.evaluate("() => window.notReloaded === true && Bokeh.documents.length === 1")
-    # ... and the new session has it: the student's own head, still marked as changed from the send
-    server_has(student, "s.X[0][0] === 0.55")
+    # ... and the new session has it (the page may have come back before the move and sent it then, as a
+    # drag, which the server applies without publishing its state again: a change of query publishes it)
+    assert student.evaluate("() => Bokeh.documents[0].get_model_by_name('x-0-0').value") == 0.55
+    set_model(student, "query", "2")
+    mine.apply(query=2)
+    server_has(student, "s.query === 2")
     got = server_state(student)
-    assert got["query"] == 1 and got["X"] == mine.X.tolist()
+    assert got["X"] == mine.X.tolist()
     student.wait_for_selector("text=Your teacher sent this head")
     assert not student.evaluate("() => [...document.querySelectorAll('section')].some((s) => s.inert)")
     teacher.wait_for_selector("text=1 on the head you sent", timeout=60000)  # the send survived ...
@@ -261,10 +266,11 @@ def test_a_page_on_a_killed_process_says_so_keeps_its_moves_and_comes_back_with_
     teacher.wait_for_selector("text=Last sent at")
     student.get_by_role("button", name="Back to my head").click()  # the way back survived the fault
     server_has(student, "s.preset === 'chapter'")
-    set_model(student, "query", "2")  # and the new session answers moves as the old one did
-    server_has(student, "s.query === 2")
+    set_model(student, "query", "3")  # and the new session answers moves as the old one did
+    server_has(student, "s.query === 3")
     assert any(f"port {a} killed by SIGKILL" in line for line in c["said"])
     wait_until(lambda: any(f"port {a} started again" in line for line in c["said"]), what="restart")
+    assert isinstance(dict(c["backends"])[a], Forked)  # a warm start: a fork of the zygote (app/zygote.py)
     for page in (teacher, student, other):
         page.context.close()
 
@@ -296,7 +302,7 @@ def test_the_others_keep_answering_while_the_killed_process_students_come_back(c
         await asyncio.gather(*(w.open() for w in wires))
         survivors = [w for w in wires if w.backend == f"127.0.0.1:{a}"]
         result["split"] = sorted({w.backend for w in wires})
-        answered, k = 0, 0
+        answered, during, k = 0, 0, 0
         while not stop.is_set():
             k += 1
             value = round(0.01 * (k % 90), 2)
@@ -305,11 +311,12 @@ def test_the_others_keep_answering_while_the_killed_process_students_come_back(c
             times = await asyncio.gather(*(w.move(value, timeout=60) for w in survivors))
             assert all(shows(w.weights, value) for w in survivors), "a survivor got another head's weights"
             answered += len(times)
+            during += killed.is_set() and not back.is_set()  # a round of moves, all answered, in the fault
             await asyncio.sleep(0.5)
-        result["answered"] = answered
+        result["answered"], result["during"] = answered, during
         await asyncio.gather(*(w.close() for w in wires), return_exceptions=True)
 
-    stop, killed = threading.Event(), threading.Event()
+    stop, killed, back = threading.Event(), threading.Event(), threading.Event()
     failures: list[BaseException] = []
 
     def run() -> None:  # on a thread of its own: Playwright keeps an event loop on this one
@@ -331,6 +338,7 @@ def test_the_others_keep_answering_while_the_killed_process_students_come_back(c
             assert got["query"] == k + 1 and got["X"][2][1] == pytest.approx(0.25 + 0.1 * k)
             set_model(page, "query", "0")  # working
             server_has(page, "s.query === 0")
+        back.set()
         for page in pages[a]:
             assert LOST not in status(page)
     finally:
@@ -338,7 +346,8 @@ def test_the_others_keep_answering_while_the_killed_process_students_come_back(c
         worker.join(120)
     if failures:
         raise failures[0]
-    assert result["split"] == [f"127.0.0.1:{a}", f"127.0.0.1:{b}"] and result["answered"] >= 8 * 3
+    assert set(result["split"]) == {f"127.0.0.1:{a}", f"127.0.0.1:{b}"}
+    assert result["during"] >= 1 and result["answered"] >= 8 * 2  # they kept answering in the fault
     assert c["supervisor"].why_not_serving() is None
     wait_until(lambda: any(f"port {b} started again" in line for line in c["said"]), what="restart")
     for port_pages in pages.values():
