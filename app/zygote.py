@@ -53,7 +53,13 @@ def preload() -> None:
     import widgets.class_link  # noqa: F401
     import widgets.explorer  # noqa: F401
     import widgets.teacher_desk  # noqa: F401
+    from app.bokeh_defaults import cache_stable_defaults
+    from app.pool import ready_page
 
+    # The first page a process builds costs several times the next ones (caches of Bokeh's property
+    # defaults, of the presets' notes, of Panel's templates): one is built here, so the forks start warm.
+    cache_stable_defaults()
+    ready_page()
     gc.collect()
     gc.freeze()  # what the forks share stays shared (the collector does not touch it)
 
