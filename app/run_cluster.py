@@ -29,6 +29,7 @@ from pathlib import Path
 from string import Template
 
 from app.classroom import ROOT, allowed_origins, build_argv, server_env
+from app.pool import EXPECT_ENV
 from app.redis_server import redis_url, start_redis
 from app.serving import free_port, stop_process, wait_for_http
 from app.supervise import Supervised, Supervisor
@@ -117,7 +118,8 @@ def cluster(
     try:
         if warm_starts and not return_memory:
             try:
-                zygote = found["zygote"] = Zygote(log=logs / "zygote.log")
+                ahead = {EXPECT_ENV: str(expect)} if expect else {}  # (its forks start with these built)
+                zygote = found["zygote"] = Zygote(env={**os.environ, **ahead}, log=logs / "zygote.log")
             except (OSError, RuntimeError, queue.Empty) as exc:  # cold starts then, as before
                 say(f"Warm starts unavailable ({exc}); server processes start from scratch")
         classroom: dict = {"teacher_key": teacher_key, "student_url": student_url}

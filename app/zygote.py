@@ -60,6 +60,9 @@ def preload() -> None:
     # defaults, of the presets' notes, of Panel's templates): one is built here, so the forks start warm.
     cache_stable_defaults()
     ready_page()
+    from app.pool import build_ahead_now
+
+    build_ahead_now()  # with --expect: each fork starts with its pages built (EXPLORER_EXPECT)
     gc.collect()
     gc.freeze()  # what the forks share stays shared (the collector does not touch it)
 
@@ -186,7 +189,7 @@ class Forked:
 class Zygote:
     """The launcher's end of the zygote: start it, fork server processes from it."""
 
-    def __init__(self, env: dict | None = None, log: Path | None = None):
+    def __init__(self, env: dict | None = None, log: Path | None = None, timeout: float = 300.0):
         err = open(log, "a") if log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "app.zygote"],
@@ -200,7 +203,7 @@ class Zygote:
         self._answers: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
         threading.Thread(target=self._read, name="zygote", daemon=True).start()
-        first = self._answers.get(timeout=300)
+        first = self._answers.get(timeout=timeout)
         if "ready" not in first:
             raise RuntimeError(f"the zygote did not start: {first}")
 

@@ -26,6 +26,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import numpy as np
+from tornado.iostream import StreamClosedError
+from tornado.websocket import WebSocketClosedError
 
 from bench.load_test import SLIDER, Wire
 
@@ -76,6 +78,7 @@ class Student:
         self.backend = backend
         self.lost_at: float | None = None
         self.recoveries: list[float] = []  # seconds from losing the connection to working again
+        self.back_at: list[float] = []  # when (time.time()) it was working again, each time
         self.attempts = 0
         self.answered = 0
         self.latencies: list[tuple[float, float]] = []  # (when, seconds) of each answered move
@@ -147,7 +150,7 @@ class Student:
                     await asyncio.wait_for(wire._updated.wait(), 0.5)
                 except TimeoutError:
                     pass
-        except (ConnectionError, OSError):
+        except (ConnectionError, OSError, WebSocketClosedError, StreamClosedError):
             self.kept += 1  # the connection went with it: the value comes back with the head
             return None
         except TimeoutError:
@@ -168,9 +171,10 @@ class Student:
 
     # -- coming back -----------------------------------------------------------------------------------
 
-    async def come_back(self, give_up_after: float = 300.0) -> float:
+    async def come_back(self, give_up_after: float = 300.0, nudge: bool = True) -> float:
         """Try as static/rejoin.js does until a new session is working; seconds since the connection was
-        lost (as this student noticed it)."""
+        lost (as this student noticed it). Working: it shows the student's own head and, with `nudge`,
+        answers a move with that head's weights."""
         lost = self.lost_at or time.time()
         class_state = self.wire.tags("class-line") if self.wire is not None else None
         if self.wire is not None:
@@ -196,6 +200,7 @@ class Student:
             if await self.move(nudge) is not None:
                 took = time.time() - lost
                 self.recoveries.append(took)
+                self.back_at.append(time.time())
                 self.lost_at = None
                 return took
         raise TimeoutError(f"{self.name} did not come back within {give_up_after} s")

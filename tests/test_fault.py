@@ -358,6 +358,28 @@ def test_the_others_keep_answering_while_the_killed_process_students_come_back(c
         assert "Traceback" not in log, log[-3000:]
 
 
+def test_new_students_go_to_the_process_that_is_up(class_of_two):
+    """While a server process is down, nginx sends every new student, and every one whose cookie names the
+    process that is down, to the one that is up (and tells the page so in its cookie)."""
+    import urllib.request
+
+    c = class_of_two
+    a, b = [port for port, _ in c["backends"]]
+    child = next(ch for ch in c["supervisor"].children if ch.name == f"Server process on port {a}")
+    child.paused = True  # (the launcher would start it again at once; here the fault lasts)
+    try:
+        kill(c, a)
+        for cookie in ("", f"attn_backend=127.0.0.1:{a}", f"attn_backend=127.0.0.1:{b}") * 3:
+            request = urllib.request.Request(f"{c['url']}/main?preset=chapter", headers={"Cookie": cookie})
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                assert answer.status == 200 and answer.headers["X-Attn-Backend"] == f"127.0.0.1:{b}"
+                assert f"attn_backend=127.0.0.1:{b};" in answer.headers["Set-Cookie"]
+    finally:
+        child.paused = False
+    restarted = f"Server process on port {a} started again"
+    wait_until(lambda: child.running and restarted in c["said"], what="restart")
+
+
 def test_nginx_is_started_again_too(class_of_two):
     import urllib.request
 

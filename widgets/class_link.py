@@ -131,6 +131,9 @@ class ClassLink(pn.viewable.Viewer):
         self.seen = last.id if last is not None and self.seen is None else self.seen
         self._publish()
         self.bus.join(self.student)
+        if self.doc is not None and getattr(self.doc, "session_context", None) is not None:
+            # counted from the moment the page is ready, not at the next report (widgets/broadcast.py)
+            pn.state.onload(lambda: setattr(self.bus, "dirty", True))
         if self.doc is not None and hasattr(self.doc, "on_session_destroyed"):
             self.doc.on_session_destroyed(lambda context: self.bus.leave(self.student))
 
