@@ -193,11 +193,9 @@ class Student:
                 self.errors.append(type(exc).__name__)
                 self.wire = None
                 continue
-            x = float(self.state.X[3][0])  # working once its own head answers a move (a new value: the
-            nudge = round(
-                x + (0.01 if x < 1 else -0.01), 4
-            )  # same one would change nothing, so get no answer)
-            if await self.move(nudge) is not None:
+            # working once its own head answers a move (of a new value: the same one changes nothing)
+            x = float(self.state.X[3][0])
+            if not nudge or await self.move(round(x + (0.01 if x < 1 else -0.01), 4)) is not None:
                 took = time.time() - lost
                 self.recoveries.append(took)
                 self.back_at.append(time.time())

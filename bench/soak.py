@@ -86,6 +86,9 @@ def teacher_page(url: str, commands: dict, out: dict, stop: threading.Event) -> 
                     out["error"] = repr(exc)
             time.sleep(3)  # the last reports
             out["counts"] = page.evaluate(counts)
+            out["link"] = page.evaluate(
+                "() => Bokeh.documents[0].get_model_by_name('class-link-state').text.replace(/<[^>]+>/g, '')"
+            )
             out["rejoin"] = page.evaluate("() => ({lost: Rejoin.stats.lost, back: Rejoin.stats.back})")
         finally:
             browser.close()
@@ -153,6 +156,8 @@ async def run(c, args, results: dict) -> None:
             for port, proc in c["backends"]:
                 sample = {"t": round(now - t0), "port": port, "pid": proc.pid, "rss_mb": rss_mb(proc.pid)}
                 memory.append(sample)
+        if now - t0 > args.minutes * 60 - 10:  # no fault in the last seconds: the class settles first
+            continue
         if now >= next_kill:
             port, proc = c["backends"][victim % 2]
             proc.send_signal(signal.SIGKILL)
@@ -223,13 +228,15 @@ def main(argv=None) -> None:
     p.add_argument("--kill-every", type=float, default=60.0)
     p.add_argument("--redis-every", type=float, default=120.0)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--logs", type=Path, default=None, help="keep the servers' logs here")
     args = p.parse_args(argv)
     from app.run_cluster import cluster
 
     said: list[str] = []
     results: dict = {"args": {k: str(v) for k, v in vars(args).items()}, "loadavg_start": load_average()}
     expect = args.students // 2 + 6  # as `app.classroom --expect` gives each process its share
-    with cluster(2, teacher_key=KEY, say=said.append, session_lifetime_min=20.0, expect=expect) as c:
+    logs = {"log_dir": args.logs} if args.logs else {}
+    with cluster(2, teacher_key=KEY, say=said.append, session_lifetime_min=20.0, expect=expect, **logs) as c:
         asyncio.run(run(c, args, results))
     results["supervisor"] = said
     results["loadavg_end"] = load_average()
@@ -237,6 +244,7 @@ def main(argv=None) -> None:
     summary = {k: results[k] for k in keys}
     summary["teacher_counts"] = results["teacher"].get("counts")
     summary["teacher_rejoin"] = results["teacher"].get("rejoin")
+    summary["teacher_link"] = results["teacher"].get("link")
     print(json.dumps(summary, indent=1, ensure_ascii=False))
     if args.out:
         args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False))

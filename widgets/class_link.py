@@ -172,6 +172,8 @@ class ClassLink(pn.viewable.Viewer):
             self.receive(send)
 
     def receive(self, send: Send) -> None:
+        if send.id == self.seen:  # one this page has (a process started again may hear it after its pages)
+            return
         # The bus calls from its own asyncio task, whose context still names the document of the session
         # that started it as Panel's current one: without this, pn.io.hold() held that other document
         # and this page's changes went out one PATCH-DOC message each (py-spy, bench/bench_class.py).
