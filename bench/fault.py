@@ -153,7 +153,7 @@ def the_killed_side(url: str, backend: str, args: dict, r: int, kill_at, queue) 
         while not kill_at.value:
             await asyncio.sleep(0.05)
         t_kill = since["kill"] = kill_at.value
-        deadline = t_kill + 300
+        deadline = t_kill + (args["null_window"] if args["null"] else 300)
         while time.time() < deadline:
             await asyncio.sleep(0.1)
             if all(s.back_at for s in killed) and (pages is None or not pages.is_alive()):
@@ -183,11 +183,13 @@ def the_killed_side(url: str, backend: str, args: dict, r: int, kill_at, queue) 
         queue.put({"error": repr(exc)})
 
 
-async def one_round(c, r: int, args) -> dict:
+async def one_round(c, r: int, args, null: bool = False) -> dict:
+    """One round; `null`: the same, but nothing is killed (the survivors' windows then measure what two
+    windows of the same length differ by without a fault)."""
     import multiprocessing as mp
 
     ports = [port for port, _ in c["backends"]]
-    victim, other = ports[r % 2], ports[1 - r % 2]
+    victim, other = ports[(r // 2 if args.null else r) % 2], ports[1 - (r // 2 if args.null else r) % 2]
     survivors = [
         Student(c["url"], own_head(k), f"127.0.0.1:{other}", name=f"s{r}-{k}") for k in range(args.survivors)
     ]
@@ -196,7 +198,13 @@ async def one_round(c, r: int, args) -> dict:
     assert {s.backend for s in survivors} == {f"127.0.0.1:{other}"}, "a survivor is not on the other process"
     ctx = mp.get_context("spawn")
     kill_at, queue = ctx.Value("d", 0.0), ctx.Queue()
-    side_args = {"killed": args.killed, "pages": args.pages, "rate": args.rate, "nice": args.nice}
+    side_args = {
+        "killed": args.killed,
+        "pages": args.pages,
+        "rate": args.rate,
+        "nice": args.nice,
+    }
+    side_args.update(null=null, null_window=args.null_window)
     side = ctx.Process(
         target=the_killed_side, args=(c["url"], f"127.0.0.1:{victim}", side_args, r, kill_at, queue)
     )
@@ -210,7 +218,8 @@ async def one_round(c, r: int, args) -> dict:
     proc = dict(c["backends"])[victim]
     t_kill = time.time()
     kill_at.value = t_kill
-    proc.send_signal(signal.SIGKILL)
+    if not null:
+        proc.send_signal(signal.SIGKILL)
     answer = await asyncio.get_running_loop().run_in_executor(None, queue.get, True, 900)
     t_back = time.time()
     side.join(60)
@@ -224,13 +233,14 @@ async def one_round(c, r: int, args) -> dict:
     back = [t_kill + x for x in killed["recovery_s"]] + [
         t_kill + pg["back_s"] for pg in pages if pg["back_s"]
     ]
-    t_back = max(back) if back else t_back
+    t_back = t_kill + args.null_window if null else (max(back) if back else t_back)
     window = t_back - t_kill
     moves = [x for s in survivors for x in s.latencies]
     before = [lat for at, lat in moves if t_kill - window <= at < t_kill]
     during = [lat for at, lat in moves if t_kill <= at <= t_back]
     out = {
         "round": r,
+        "null": null,
         "killed_port": victim,
         "window_s": round(window, 2),
         "survivors": {
@@ -260,6 +270,10 @@ def main(argv=None) -> None:
     p.add_argument("--rate", type=float, default=2.0, help="moves a second per student")
     p.add_argument("--before", type=float, default=20.0, help="seconds of moves before the kill")
     p.add_argument("--nice", type=int, default=10, help="the killed side's priority (its clients' own work)")
+    p.add_argument(
+        "--null", action="store_true", help="every other round kills nothing (an A/B of the windows)"
+    )
+    p.add_argument("--null-window", type=float, default=2.5, help="a round without a kill: its window, s")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     from app.run_cluster import cluster
@@ -269,7 +283,8 @@ def main(argv=None) -> None:
     expect = args.killed + args.pages + 2  # as `app.classroom --expect` gives each process its share
     with cluster(2, teacher_key="bench-fault-key-0123456789", say=said.append, expect=expect) as c:
         for r in range(args.rounds):
-            result = asyncio.run(one_round(c, r, args))
+            null = args.null and r % 2 == 1
+            result = asyncio.run(one_round(c, r, args, null))
             results["rounds"].append(result)
             print(
                 json.dumps({k: result[k] for k in ("round", "window_s", "survivors", "killed")}), flush=True
@@ -277,10 +292,12 @@ def main(argv=None) -> None:
             print(json.dumps(result["pages"]), flush=True)
             # the killed process is serving again before the next round
             deadline = time.time() + 120
-            while time.time() < deadline and sum("started again" in s for s in said) < r + 1:
+            kills = sum(not x["null"] for x in results["rounds"])
+            while time.time() < deadline and sum("started again" in s for s in said) < kills:
                 time.sleep(0.5)
             time.sleep(5)
-    rounds = results["rounds"]
+    rounds = [x for x in results["rounds"] if not x["null"]]
+    nulls = [x for x in results["rounds"] if x["null"]]
     recoveries = [x for r in rounds for x in r["killed"]["recovery_s"]]
     pages_back = [pg["back_s"] for r in rounds for pg in r["pages"] if pg["back_s"] is not None]
     said_lost = [pg["lost_said_s"] for r in rounds for pg in r["pages"] if pg["lost_said_s"] is not None]
@@ -295,6 +312,12 @@ def main(argv=None) -> None:
         "pages_lost_said_max_s": max(said_lost) if said_lost else None,
         "survivors_p50_ratio_median": statistics.median(ratios50) if ratios50 else None,
         "survivors_p95_ratio_median": statistics.median(ratios95) if ratios95 else None,
+        "no_fault_p50_ratio_median": statistics.median([x["survivors"]["p50_ratio"] for x in nulls])
+        if nulls
+        else None,
+        "no_fault_p95_ratio_median": statistics.median([x["survivors"]["p95_ratio"] for x in nulls])
+        if nulls
+        else None,
         "supervisor": said,
         "loadavg_end": loadavg(),
     }
