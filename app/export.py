@@ -3,16 +3,17 @@
     python -m app.export OUT.html [--preset NAME] [--fragment]
 
 Builds the same Bokeh page as the served app (widgets.page.HeadPage and widgets.editor.HeadEditor, from a
-HeadState loaded with the preset), inlines BokehJS and four scripts from static/: bokeh_patch.js,
-attention.js (the port of the core and of widgets/viewdata.py), explorer.js (the port of HeadState's
-logic, links and downloads, as pure functions) and explorer_page.js (the binding that writes view data
-into the Bokeh models).  The page carries one JSON configuration (ExportPage.config: the switches table,
-limits, every preset, the start state, view constants and the ids of the models the binding drives);
-a document_ready callback (BIND_CALLBACK) hands it to `HeadExplorerPage.bind`. Bokeh's embed call is
-handed to `HeadExplorerPage.embed`, which runs as soon as its script is parsed, runs that callback once the
-first part's views are made, and reads the roots in LATER (the control panel, the editor, the lower
-figures, the further explorers; their JSON kept apart) and makes their views only once the rest is
-interactive and painted.
+HeadState loaded with the preset), inlines BokehJS and the scripts of static/ as they are: bokeh_seam.js
+(the one seam to BokehJS's internals), attention.js (the port of the core and of widgets/viewdata.py),
+explorer.js (the port of HeadState's logic, links and downloads, as pure functions), explorer_page.js (the
+binding that writes view data into the Bokeh models) and a11y.js. The page is made by the page's own
+script, not by Bokeh's embed script: Bokeh's JSON of the document, written as JSON (`embed_scripts`), the
+roots in LATER (the control panel, the editor, the lower figures, the further explorers) kept apart, and
+one JSON configuration: where each root goes, and the binding's (ExportPage.config: the switches table,
+limits, every preset, the start state, view constants and the ids of the models the binding drives).
+static/export_embed.js, right after the roots, hands it to `HeadExplorerPage.embed`, which makes the first
+part, binds it, and reads the later roots and makes their views only once the rest is interactive and
+painted (or, where static/bokeh_seam.js is off, makes the whole page with Bokeh's embed_items).
 
 The page is laid out like the served one (app/main.py): a header, then the Bokeh document's roots
 (controls, top, readout, bottom, editor; see HeadPage.roots) placed by static/page.css's grid areas.
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import html
-import json
 import re
 import sys
 from collections.abc import Callable
@@ -36,14 +36,18 @@ from pathlib import Path
 
 from bokeh.core.templates import get_env
 from bokeh.document import Document
-from bokeh.embed import file_html
+from bokeh.embed.bundle import bundle_for_objs_and_resources
+from bokeh.embed.elements import html_page_for_render_items
+from bokeh.embed.util import standalone_docs_json_and_render_items
 from bokeh.layouts import column
 from bokeh.model import Model
-from bokeh.models import Button, CustomJS, Div
+from bokeh.models import Button, Div
 from bokeh.resources import Resources
 
 from app.fragment import fragment_html
+from app.html_json import json_script, script_element
 from core.presets import PRESETS, Preset
+from widgets.a11y import FIGURES_SCRIPT, figures_declared
 from widgets.controls import preset_note
 from widgets.editor import FLUID, WEIGHTS, HeadEditor
 from widgets.logic_config import logic_config
@@ -52,14 +56,14 @@ from widgets.state import HeadState
 from widgets.style import text_panel, wrapping_row
 
 ROOT = Path(__file__).resolve().parents[1]
+PYFORMAT_JS = ROOT / "static" / "pyformat.js"
 ATTENTION_JS = ROOT / "static" / "attention.js"
 EXPLORER_JS = ROOT / "static" / "explorer.js"
 EXPLORER_PAGE_JS = ROOT / "static" / "explorer_page.js"
-WHEN_BOKEH_JS = ROOT / "static" / "when_bokeh.js"
-BOKEH_PATCH_JS = ROOT / "static" / "bokeh_patch.js"
+BOKEH_SEAM_JS = ROOT / "static" / "bokeh_seam.js"
+EXPORT_EMBED_JS = ROOT / "static" / "export_embed.js"
 A11Y_JS = ROOT / "static" / "a11y.js"
 A11Y_CSS = ROOT / "static" / "a11y.css"
-EXPORT_CSS = ROOT / "static" / "export.css"
 PAGE_CSS = ROOT / "static" / "page.css"
 MAX_BYTES = 2_500_000
 
@@ -85,22 +89,12 @@ MORE = ("more", "Going further")
 # explorer, so nothing above it moves when it comes; the tabs' documents are made when opened,
 # app/export_explorers.py). First come the weights, the blend and the token sliders, and the steps.
 LATER = ("controls", "editor-area", "bottom", "more")
-EMBED_CALL = "root.Bokeh.embed.embed_items(docs_json, render_items)"
-# How Bokeh's script waits for the page to be parsed before it embeds; the export's roots come before the
-# script, so embed_later has it embed at once (the rest of the page, the training lab, is parsed after).
-# (Panel, when imported, writes it with `{once: true}`.)
-EMBED_WAIT = re.compile(
-    r'if \(document\.readyState != "loading"\) fn\(\);\s*'
-    r'else document\.addEventListener\("DOMContentLoaded", fn(, \{once: true\})?\);'
-)
-# The name of the document_ready callback that binds the page: static/explorer_page.js embed runs it as
-# soon as the first part's views are made (bindNow), without waiting for document_ready.
-BIND_CALLBACK = "head-bind"
+# The ids of the <script type="application/json"> elements embed_scripts writes: the configuration
+# static/export_embed.js hands to HeadExplorerPage.embed, the document's first roots, the roots in LATER.
+EMBED_CONFIG, EMBED_DOCUMENT, EMBED_LATER = "head-embed", "head-document", "head-document-later"
 
 
-CSS = ""  # extra rules for the export only, with static/export.css if there is one
-
-# Bokeh's embed script closes <main>, so the training lab (inserted after </main>, app/export_lab.py) is
+# The embed script closes <main>, so the training lab (inserted after </main>, app/export_lab.py) is
 # parsed and drawn after the head's first views are made: with the lab's DOM already in the page, every
 # layout pass BokehJS forces at start-up had it to lay out too.
 TEMPLATE = """{% extends "file.html.jinja" %}
@@ -108,9 +102,10 @@ TEMPLATE = """{% extends "file.html.jinja" %}
 {% block preamble %}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
+{% endblock %}
+{% block postamble %}<style>{{ page_css }}</style>
 {{ head_scripts }}
 {% endblock %}
-{% block postamble %}<style>{{ page_css }}</style>{% endblock %}
 {% block inner_body %}
 <main class="explorer head-export">
   {{ header }}
@@ -119,7 +114,8 @@ TEMPLATE = """{% extends "file.html.jinja" %}
     {%- for root in names %}{{ embed(roots[root]) }}{% endfor -%}
   </section>
   {%- endfor %}
-  {{ plot_script | indent(2) }}
+  {{ embed(roots["a11y-names"]) }}
+  {{ embed_scripts | indent(2) }}
 {{ after_scripts }}
 </main>
 {% endblock %}
@@ -135,11 +131,6 @@ def page_css(fragment: bool = False) -> str:
     """static/page.css; a fragment leaves the host page's <body> alone."""
     css = PAGE_CSS.read_text() + A11Y_CSS.read_text()
     return re.sub(r"(?m)^body\s*\{[^}]*\}\s*$\n?", "", css) if fragment else css
-
-
-def _script(text: str) -> str:
-    """A <script> element holding `text`; a literal "</script" inside is split so it cannot close it."""
-    return "<script>\n" + text.replace("</script", "<\\/script") + "\n</script>"
 
 
 def _models(page: HeadPage, editor: HeadEditor, downloads: dict) -> dict:
@@ -199,11 +190,6 @@ class ExportPage:
             for kind in ("json", "csv")
         }
         self.roots = dict(page.roots)
-        # What static/a11y.js names the controls and which figures get tables go with the first roots,
-        # the token sliders' names included (the controls' root, which carries them in the served page,
-        # comes later here: LATER).
-        top, controls = self.roots["top"], self.roots["controls"]
-        top.tags, controls.tags = [*top.tags, *controls.tags], []
         # Fluid like the editor inside it (widgets/editor.py FLUID): the download row wraps on a phone.
         self.roots["editor"] = column(
             wrapping_row(
@@ -221,7 +207,7 @@ class ExportPage:
         for build in EXTRA_PARTS:
             root, scripts = build()
             self.roots[root.name] = root
-            self.extra_scripts.extend(scripts)
+            self.extra_scripts.append(scripts)
         self.extra_roots = tuple(self.roots)[len(self.roots) - len(EXTRA_PARTS) :]
         self.config = {
             **logic_config(state),
@@ -236,25 +222,19 @@ class ExportPage:
         return [*AREAS, (*MORE, self.extra_roots)] if self.extra_roots else list(AREAS)
 
     def document(self) -> Document:
-        """A Bokeh document with the page's roots; once BokehJS has made its views, it binds them."""
+        """A Bokeh document with the page's roots: the first part's, then those in LATER, in that order."""
         doc = Document()
         # The roots made later go last, in LATER's order: Bokeh writes each model out in full where the
-        # document first reaches it, so the first roots then hold every model they use (embed_later).
+        # document first reaches it, so the first roots then hold every model they use (embed_scripts).
+        # (The controls' names for static/a11y.js come first: a model of their own, widgets/a11y.py.)
         later = {root.name: root for root in self.roots.values() if root.name in LATER}
-        for root in [r for r in self.roots.values() if r.name not in later] + [later[n] for n in LATER]:
+        first = [self.page.a11y, *(r for r in self.roots.values() if r.name not in later)]
+        for root in first + [later[n] for n in LATER]:
             doc.add_root(root)
-        doc.js_on_event(
-            "document_ready",
-            CustomJS(
-                name=BIND_CALLBACK,
-                args={"config": json.dumps(self.config, allow_nan=False)},
-                code="window.HeadExplorerPage.bind(cb_obj, JSON.parse(config));",
-            ),
-        )
         return doc
 
 
-def _explorer_tabs() -> tuple[Model, tuple[str, ...]]:
+def _explorer_tabs() -> tuple[Model, str]:
     from app.export_explorers import explorer_tabs  # the "Why ÷√d" and "Long-context cost" tabs
 
     tabs = explorer_tabs()
@@ -262,8 +242,8 @@ def _explorer_tabs() -> tuple[Model, tuple[str, ...]]:
 
 
 # Further parts of the page, after the editor, in this order: each build() returns a Bokeh root (with
-# its own JS callbacks) and the texts of the <script>s it needs.
-EXTRA_PARTS: list[Callable[[], tuple[Model, tuple[str, ...]]]] = [_explorer_tabs]
+# its own JS callbacks) and the <script> elements it needs (its programs and their data).
+EXTRA_PARTS: list[Callable[[], tuple[Model, str]]] = [_explorer_tabs]
 
 
 class BokehOnlyInline(Resources):
@@ -287,20 +267,19 @@ RESOURCES = BokehOnlyInline(mode="inline")
 
 
 def head_scripts() -> str:
-    """The <style> and <script> blocks that must come before the Bokeh document: the BokehJS patch, the
-    core's port, the explorer's logic, its binding, static/a11y.js (control names, the figures' tables,
-    focus rings; before the binding's first change of shape, which renames the controls)."""
-    css = CSS + (EXPORT_CSS.read_text() if EXPORT_CSS.exists() else "")
-    style = [f"<style>{css}</style>"] if css.strip() else []
-    paths = WHEN_BOKEH_JS, BOKEH_PATCH_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
-    return "\n".join([*style, *map(_script, _read(*paths))])
+    """The <script> blocks that come after BokehJS and before the Bokeh document: the seam to BokehJS's
+    internals (installed at once: BokehJS is there), the page's number formatter, the core's port, the
+    explorer's logic, its binding, static/a11y.js (control names, the figures' tables, focus rings; before
+    the binding's first change of shape, which renames the controls) and which figures get tables."""
+    paths = BOKEH_SEAM_JS, PYFORMAT_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
+    figures = json_script(figures_declared(), id=FIGURES_SCRIPT)
+    return "\n".join([figures, *map(script_element, _read(*paths))])
 
 
 def after_scripts(extra: list[str] | tuple[str, ...] = ()) -> str:
-    """The further parts' scripts (`extra`, as text), after the Bokeh document's: the embed runs where its
-    script is (embed_later), so these are parsed after the first part is made; their controls call them
-    only once clicked."""
-    return "\n".join(map(_script, extra))
+    """The further parts' <script> elements (`extra`), after the page's embed: that runs where its script
+    is, so these are parsed after the first part is made; their controls call them only once clicked."""
+    return "\n".join(extra)
 
 
 def _read(*paths: Path) -> list[str]:
@@ -316,56 +295,45 @@ def render(preset: str | Preset = "chapter", *, fragment: bool = False) -> str:
         return fragment_html(render(preset))
     page = ExportPage(preset)
     doc = page.document()
-    scripts = head_scripts()
-    parts = page.areas()
-    template = get_env().from_string(TEMPLATE)
-    page_html = file_html(
-        doc,
-        resources=RESOURCES,
+    docs_json, render_items = standalone_docs_json_and_render_items(doc)
+    (doc_json,), (item,) = docs_json.values(), render_items
+    page_html = html_page_for_render_items(
+        bundle_for_objs_and_resources([doc], RESOURCES),
+        {},  # the document goes in embed_scripts: the template writes no plot_script
+        render_items,
         title=TITLE,
-        template=template,
+        template=get_env().from_string(TEMPLATE),
         template_variables={
-            "head_scripts": scripts,
+            "head_scripts": head_scripts(),
+            "embed_scripts": embed_scripts(doc_json, item.to_json(), page.config),
             "after_scripts": after_scripts(page.extra_scripts),
             "page_css": page_css(),
             "header": header_html(),
-            "areas": parts,
+            "areas": page.areas(),
         },
     )
-    return with_lab(embed_later(page_html, LATER))
+    return with_lab(page_html)
 
 
-def embed_later(page_html: str, later: tuple[str, ...]) -> str:
-    """The page with Bokeh's embed call handed to static/explorer_page.js's, which makes the roots named
-    in `later` only after the others are ready: their JSON is taken out of the document's and kept in a
-    script of its own (`<id>-later`), which BokehJS reads only then (each model read costs start-up time).
-    It embeds as soon as its script is parsed (EMBED_WAIT), not at DOMContentLoaded."""
-    found = re.findall(r'<script type="application/json" id="([^"]+)">\s*(.*?)\s*</script>', page_html, re.S)
-    if page_html.count(EMBED_CALL) != 1 or len(EMBED_WAIT.findall(page_html)) != 1 or len(found) != 1:
-        raise SystemExit(
-            "this Bokeh writes its embed call differently: app/export.py embed_later needs updating"
-        )
-    json_id, text = found[0]
-    docs = json.loads(html.unescape(text))
-    (doc,) = docs.values()
-    waiting = [root for root in doc["roots"] if root["attributes"].get("name") in later]
-    first = [root for root in doc["roots"] if root not in waiting]
+def embed_scripts(doc_json: dict, render_item: dict, bind: dict, later: tuple[str, ...] = LATER) -> str:
+    """What makes the page, after its roots' elements: the document's first roots and the roots named in
+    `later` as JSON of their own (BokehJS reads those only once the rest is interactive: each model read
+    costs start-up time), the configuration (where each root goes, which JSON holds what, the binding's
+    configuration `bind`), and static/export_embed.js, which hands it to HeadExplorerPage.embed."""
+    waiting = [root for root in doc_json["roots"] if root["attributes"].get("name") in later]
+    first = [root for root in doc_json["roots"] if root not in waiting]
     if [root["attributes"]["name"] for root in waiting] != list(later):
-        raise SystemExit(f"app/export.py embed_later: the document's last roots are not {later}")
-    _check_defined_before_use(first, doc.get("callbacks"), *waiting)
-    doc["roots"] = first
-
-    def script(element_id: str, value) -> str:  # as Bokeh writes its own (HTML-escaped JSON)
-        text = html.escape(json.dumps(value, separators=(",", ":"), allow_nan=False), quote=False)
-        return f'<script type="application/json" id="{element_id}">\n{text}\n</script>'
-
-    old = re.search(r'<script type="application/json" id="[^"]+">.*?</script>', page_html, re.S).group(0)
-    page_html = page_html.replace(old, script(json_id, docs) + "\n" + script(f"{json_id}-later", waiting))
-    call = (
-        f"root.HeadExplorerPage.embed(root.Bokeh, docs_json, render_items, {json.dumps(list(later))}, "
-        f"{json.dumps(json_id + '-later')})"
+        raise SystemExit(f"app/export.py embed_scripts: the document's last roots are not {later}")
+    _check_defined_before_use(first, *waiting)
+    config = {"document": EMBED_DOCUMENT, "later": EMBED_LATER, "render_item": render_item, "bind": bind}
+    return "\n".join(
+        [
+            json_script({**doc_json, "roots": first}, id=EMBED_DOCUMENT),
+            json_script(waiting, id=EMBED_LATER),
+            json_script(config, id=EMBED_CONFIG),
+            *map(script_element, _read(EXPORT_EMBED_JS)),
+        ]
     )
-    return EMBED_WAIT.sub("fn();", page_html.replace(EMBED_CALL, call))
 
 
 def _check_defined_before_use(*parts) -> None:
@@ -383,7 +351,7 @@ def _check_defined_before_use(*parts) -> None:
                 known.add(node["id"])
             for value in node.values():
                 walk(value)
-        elif isinstance(node, list):
+        elif isinstance(node, (list, tuple)):  # (a map's entries are pairs)
             for value in node:
                 walk(value)
 

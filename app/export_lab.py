@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.packing import UNPACK_JS, pack
 from widgets.lab_data import lab_json
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB_JS = ROOT / "static" / "lab.js"
 LAB_CSS = ROOT / "static" / "lab.css"
+UNPACK_JS_PATH = ROOT / "static" / UNPACK_JS
 
 
 def _script(text: str) -> str:
@@ -24,12 +26,13 @@ def _script(text: str) -> str:
 
 def lab_section() -> str:
     """The lab's HTML: a section, its styles, the data and the code that draws it."""
-    data = lab_json().replace("</", "<\\/")
+    data = pack(lab_json())  # app/packing.py: a third of the size; unpacked when the lab is drawn
     # drawn once the explorer above it is whole (static/explorer_page.js afterEmbed), not before it
     mount = (
-        "(function () { const mount = () => { window.TrainingLabPage = TrainingLab.fill("
-        "document.getElementById('training-lab'),"
-        " JSON.parse(document.getElementById('training-lab-data').textContent)); };"
+        "(function () { const mount = () => Unpack.json("
+        "document.getElementById('training-lab-data').textContent).then((data) => {"
+        " window.TrainingLabPage = TrainingLab.fill(document.getElementById('training-lab'), data); })"
+        ".catch((err) => console.error(err));"
         " const head = window.HeadExplorerPage;"
         " if (head && head.afterEmbed) head.afterEmbed(mount); else mount(); })();"
     )
@@ -37,7 +40,8 @@ def lab_section() -> str:
         [
             f"<style>{LAB_CSS.read_text()}</style>",
             '<section id="training-lab" class="training-lab" aria-label="Training lab"></section>',
-            f'<script type="application/json" id="training-lab-data">{data}</script>',
+            f'<script type="application/gzip-base64" id="training-lab-data">{data}</script>',
+            _script(UNPACK_JS_PATH.read_text()),
             _script(LAB_JS.read_text()),
             _script(mount),
         ]

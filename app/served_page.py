@@ -2,8 +2,9 @@
 
 `app/main.py` serves it for every student; `bench/app_t64.py` serves the same page on 64 tokens. A change
 to the text of one part re-lays out only that part's root, and the template also loads
-static/bokeh_patch.js and static/a11y.js (control names, the figures' tables, focus rings; it takes its
-number format from static/attention.js, loaded for that).
+static/bokeh_seam.js (the one seam to BokehJS's internals: its speed-ups, and one property change in
+flight) and static/a11y.js (control names, the figures' tables, focus rings; it takes its number format
+from static/attention.js, loaded for that).
 """
 
 import json
@@ -13,14 +14,17 @@ import panel as pn
 from bokeh.models import CustomJS
 from panel.io.resources import _env as PANEL_TEMPLATES
 
-from widgets.controls import DRAWS_OWN_MOVES
+from app.html_json import json_script
+from widgets.a11y import FIGURES_SCRIPT, figures_declared
 from widgets.cost_view import CostView
 from widgets.explorer import HeadExplorer
-from widgets.going_further import COST_TITLE, LAB_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE
+from widgets.going_further import COST_TITLE, LAB_TITLE, MORE_INTRO, SATURATION_TITLE, TAB_TITLE, TILES_TITLE
 from widgets.lab_view import LabView
 from widgets.logic_config import logic_config
 from widgets.page import VIEW, ref
 from widgets.saturation_view import SaturationView
+from widgets.state import HeadState
+from widgets.tiles_view import TilesView
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,11 +36,10 @@ TEMPLATE = (
     + (ROOT / "static" / "page.css").read_text()
     + (ROOT / "static" / "a11y.css").read_text()
     + """</style><script>"""
-    + (ROOT / "static" / "when_bokeh.js").read_text()  # the loader of the two that follow
-    + (ROOT / "static" / "bokeh_patch.js").read_text()
-    + "</script><script>"
-    + (ROOT / "static" / "send_latest.js").read_text()  # issue 13: one property change in flight
+    + (ROOT / "static" / "bokeh_seam.js").read_text()  # the one seam to BokehJS's internals
     + """</script><script>"""
+    + (ROOT / "static" / "pyformat.js").read_text()  # the page's one number formatter and HTML escaper
+    + "</script><script>"
     + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
     + "</script><script>"
     + (ROOT / "static" / "explorer.js").read_text()  # the page draws a student's own moves: follow_in_browser
@@ -48,7 +51,9 @@ TEMPLATE = (
     + (ROOT / "static" / "connection_check.js").read_text()  # issue 15: never a blank page
     + "</script><script>"
     + (ROOT / "static" / "rejoin.js").read_text()  # issue 25: a page that loses its server comes back
-    + """</script>{% endblock %}
+    + "</script>"
+    + json_script(figures_declared(), id=FIGURES_SCRIPT)  # which figures static/a11y.js gives a table
+    + """{% endblock %}
 {% block contents %}
 <section class="area-class" aria-label="Class" aria-live="polite">{{ embed(roots.classroom) }}</section>
 <main class="explorer">
@@ -64,7 +69,7 @@ TEMPLATE = (
     {{ embed(roots.editor) }}</section>
   <section class="area-more" aria-label="Going further">{{ embed(roots.more) }}</section>
 </main>
-{{ embed(roots.location) }}
+{{ embed(roots.location) }}{{ embed(roots["head-channel"]) }}{{ embed(roots["a11y-names"]) }}
 {% endblock %}
 """
 )
@@ -73,8 +78,9 @@ TEMPLATE = (
 COMPILED = PANEL_TEMPLATES.from_string(TEMPLATE)
 
 
-def going_further() -> pn.Tabs:
-    """The further explorers, each built the first time its tab is opened, then kept.
+def going_further(state: HeadState | None = None) -> pn.Tabs:
+    """The further explorers, each built the first time its tab is opened, then kept; the tiles view reads
+    `state`, the explorer's head.
 
     Nothing of them is made or drawn before that: with their figures on the
     page, every slider move of the head explorer took ~30 ms more browser time
@@ -83,12 +89,18 @@ def going_further() -> pn.Tabs:
     time another tab opens, and a quick back-and-forth could leave the open tab
     holding the spacer, blank (seen in CI; bokeh/bokeh#13372 reports the same).
     """
-    builders = {1: SaturationView, 2: CostView, 3: LabView}
+    tiles: list[TilesView] = []  # the tiles view follows `state` while its tab is open
+
+    def make_tiles() -> TilesView:
+        tiles.append(TilesView(state=state) if state is not None else TilesView())
+        return tiles[0]
+
+    builders = {1: SaturationView, 2: CostView, 3: make_tiles, 4: LabView}
     tabs = pn.Tabs(
         (TAB_TITLE, pn.pane.Markdown(MORE_INTRO, sizing_mode="stretch_width")),
         *(
             (title, pn.pane.Markdown(f"Opening {title}…"))
-            for title in (SATURATION_TITLE, COST_TITLE, LAB_TITLE)
+            for title in (SATURATION_TITLE, COST_TITLE, TILES_TITLE, LAB_TITLE)
         ),
     )
 
@@ -96,6 +108,8 @@ def going_further() -> pn.Tabs:
         make = builders.pop(event.new, None)
         if make is not None:
             tabs[event.new] = (tabs._names[event.new], make())
+        for view in tiles:
+            view.showing = event.new == 3
 
     tabs.param.watch(build, "active")
     return tabs
@@ -118,7 +132,7 @@ def explorer_page(explorer: HeadExplorer) -> ServedTemplate:
     page = ServedTemplate(COMPILED, location=True)  # the Location root keeps the URL in step
     for name, part in explorer.areas().items():
         page.add_panel(name, part)
-    page.add_panel("more", going_further())
+    page.add_panel("more", going_further(explorer.state))
     return page
 
 
@@ -142,10 +156,9 @@ def follow_in_browser(doc, explorer: HeadExplorer) -> None:
     config = {
         **logic_config(explorer.state, presets={}),  # presets stay the server's
         "view": VIEW,
-        "draws_own_moves": DRAWS_OWN_MOVES,
         "models": {
             **explorer.page.figure_models(),
-            "shown": ref(explorer.page.steps),
+            "channel": ref(explorer.channel),
             "query": ref(controls.query),
             "switches": {name: ref(widget) for name, widget in controls.switches.items()},
         },
@@ -170,7 +183,11 @@ def serve_page(explorer: HeadExplorer, title: str = "One attention head", classr
     page = with_classroom(page if page is not None else explorer_page(explorer), classroom)
     # One model-graph walk for the whole page: otherwise Bokeh re-walks every
     # model of the document after each root the template adds (~0.7 s a session).
-    with pn.state.curdoc.models.freeze():
+    doc = pn.state.curdoc
+    with doc.models.freeze():
         page.servable(title=title)
-    follow_in_browser(pn.state.curdoc, explorer)
-    rejoin_in_browser(pn.state.curdoc)
+        # declared models of their own, not laid out (the template embeds each, an empty element)
+        doc.add_root(explorer.channel)  # widgets/channel.py
+        doc.add_root(explorer.page.a11y)  # the controls' names (widgets/a11y.py)
+    follow_in_browser(doc, explorer)
+    rejoin_in_browser(doc)

@@ -240,7 +240,7 @@ def latest_patch_wins() -> None:
     the server keeps up, nothing is waiting and every change is handled at once, as before. Only messages
     that set properties are held back (a button's event, a stream of data, a document request never are),
     and at most OVERTAKEN_FLUSH_S. A dropped message gets no OK reply: BokehJS ignores those replies, and the
-    served page's static/send_latest.js waits only for the answer to the newest patch it sent, which
+    served page (static/bokeh_seam.js sendLatest) waits only for the answer to the newest patch it sent, which
     nothing newer overwrites. With that script a page never has two changes of one property waiting, so
     this half is for clients without it (a `server_document` embed, a page opened before an update).
     """

@@ -33,5 +33,5 @@ args = dict(pn.state.session_args)
 explorer = HeadExplorer()
 if came_back(args) is not None:  # a teacher's page whose server process died comes back with its own head
     apply_params(explorer.state, args)
-desk = TeacherDesk(explorer.state, student_url(), session_args=args)
+desk = TeacherDesk(explorer.state, student_url(), session_args=args, channel=explorer.channel)
 serve_page(explorer, title="One attention head: the teacher's page", classroom=desk)

@@ -75,7 +75,7 @@ def python_times(n: int) -> dict:
         out["width"].append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
         s = CostSettings(T=1000 * (k + 1))
-        cost_viewdata.view_data(s.cost, s.gpu_gb)
+        cost_viewdata.view_data(s.cost, s.gpu_gb, s.tile)
         out["cost"].append((time.perf_counter() - t0) * 1000)
     return out
 

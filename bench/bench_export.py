@@ -122,9 +122,11 @@ async ([model, prop, source, values]) => {
 SHAPE_SETS_JS = """
 async ([values, settle]) => {
   const doc = Bokeh.documents[0];
-  const page = HeadExplorerPage.pages[0];
   const picker = doc.get_model_by_name('preset');
   const src = doc.get_model_by_name('weights-cells');
+  const box = doc.get_model_by_name('token-sliders'); // a new shape's sliders: its children change
+  let built = 0;
+  box.properties.children.change.connect(() => { built = performance.now(); });
   const frame = () => new Promise(r => requestAnimationFrame(() => r()));
   const pause = (ms) => new Promise(r => setTimeout(r, ms));
   let pending = null;
@@ -138,11 +140,9 @@ async ([values, settle]) => {
     await Promise.race([changed, pause(10000).then(() => { throw new Error('timeout'); })]);
     await frame();
     repainted.push(performance.now() - t0);
-    if (page.controlsFollow) { // else (an older page) they were made with the figures
-      const until = performance.now() + 10000;
-      while (!(page.slidersBuilt > t0) && performance.now() < until) await pause(5);
-      await frame();
-    }
+    const until = performance.now() + 10000;
+    while (!(built > t0) && performance.now() < until) await pause(5);
+    await frame();
     sliders.push(performance.now() - t0);
     await pause(settle);
     await frame();

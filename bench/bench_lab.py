@@ -62,13 +62,12 @@ async (n) => {
 # laid out but not painted: cheaper than what a student switching runs gets).
 VIEWPORT = {"width": 1400, "height": 1000}
 TO_TOP = "() => { window.scrollTo(0, 0); }"
-RUNS = ["previous-token", "induction", "tied-qk", "no-mask", "top-1"]
 
 # The lab's moves, the same in both pages (static/lab.js draws it in both): the clock stops at the first
 # frame after the control's event, by which static/lab.js has redrawn every figure (it draws synchronously).
 # Served, the lab is inside a Panel JSComponent's shadow root.
 LAB_JS = """
-async ([n, kind, runs]) => {
+async ([n, kind]) => {
   const find = (root) => {
     const hit = root.querySelector('section.training-lab');
     if (hit) return hit;
@@ -91,7 +90,7 @@ async ([n, kind, runs]) => {
       slider.value = String((Number(slider.value) + 7) % (Number(slider.max) + 1));
       slider.dispatchEvent(new Event('input'));
     } else {
-      select.value = runs[(runs.indexOf(select.value) + 1) % runs.length];
+      select.selectedIndex = (select.selectedIndex + 1) % select.options.length; // every run in the picker
       select.dispatchEvent(new Event('change'));
     }
     await frame();
@@ -122,8 +121,8 @@ def rounds(page, n_rounds: int, moves: int, out: dict | None = None) -> dict:
     for _ in range(n_rounds):
         page.evaluate(TO_TOP)
         out["main head"] += page.evaluate(MOVES_JS, moves)
-        out["lab snapshot"] += page.evaluate(LAB_JS, [moves, "snapshot", RUNS])
-        out["lab run"] += page.evaluate(LAB_JS, [moves, "run", RUNS])
+        out["lab snapshot"] += page.evaluate(LAB_JS, [moves, "snapshot"])
+        out["lab run"] += page.evaluate(LAB_JS, [moves, "run"])
     return out
 
 

@@ -13,10 +13,11 @@ them. A move is: JavaScript sets the token slider's Bokeh model value (ours by n
 by title it[0]) → the server recomputes → the weights-cells source changes in the browser ("arrived") →
 one requestAnimationFrame ("repainted"). The explorer draws a student's own moves in the page before the
 server answers (static/explorer_page.js follow): `ours` and `t64` time that, the page as served;
-`ours-server` and `t64-server` set `window.headExplorerServerDraws` first, so the server's answer alone
-draws each move, and each move waits for it: the server's CPU per move is judged there. Each round's
-ratio and the median ratio are written to a markdown table with /proc/loadavg at each round; `--long`
-also counts the explorer's browser models before and after that many moves. Raw results go to `--json`.
+`ours-server` and `t64-server` then set the page's channel to "the server draws" (widgets/channel.py
+`drawn_by`, as a page whose own drawing failed does), so the server's answer alone draws each move, and
+each move waits for it: the server's CPU per move is judged there. Each round's ratio and the median
+ratio are written to a markdown table with /proc/loadavg at each round; `--long` also counts the
+explorer's browser models before and after that many moves. Raw results go to `--json`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_FLAGS, SERVER_DRAWS  # noqa: E402
 
 from app.serving import free_port, stop_process, wait_for_http  # noqa: E402
 
@@ -146,15 +147,17 @@ def values_for(n: int, current: float) -> list[float]:
     return out
 
 
-def open_page(browser, url: str, wait_text: str, init: str | None = None):
+def open_page(browser, url: str, wait_text: str, then: str | None = None):
+    """A fresh page at `url` once `wait_text` shows, and the ms from navigation to then; `then`: JavaScript
+    run in it after that."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    if init:
-        page.add_init_script(init)
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(url, wait_until="commit")
     page.wait_for_selector(f"text={wait_text}", timeout=60000)
     first = page.evaluate("() => performance.now()")  # ms since navigation start
+    if then:
+        page.evaluate(then)
     page.errors = errors
     return page, first
 
@@ -182,11 +185,9 @@ def summary(xs) -> dict:
     return {"median": statistics.median(xs), "p95": pct(xs, 0.95), "n": len(xs)}
 
 
-# The served page draws a student's own moves (static/explorer_page.js follow); with this before it loads,
-# only the server's answers draw it: the round trip, and the server's work per move, as before follow.
-SERVER_DRAWS = "window.headExplorerServerDraws = true;"
-
-APPS = {  # key: (script, slider, the text that says the page is working[, a script run before the page])
+# The served page draws a student's own moves (static/explorer_page.js follow); after SERVER_DRAWS only the
+# server's answers draw them: the round trip, and the server's work per move, as before follow.
+APPS = {  # key: (script, slider, the text that says the page is working[, a script run once it is])
     "ours": ("app/main.py", {"name": "x-3-0", "title": None}, START_TEXT),
     "ours-server": ("app/main.py", {"name": "x-3-0", "title": None}, START_TEXT, SERVER_DRAWS),
     "shape": ("bench/floor_shape_app.py", {"name": "x-3-0", "title": None}, START_TEXT),

@@ -33,8 +33,8 @@ from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 
 
 def turn(browser, key: str, url: str, proc, n: int) -> dict:
-    _, slider, wait_text = APPS[key]
-    page, _ = open_page(browser, url, wait_text)
+    _, slider, wait_text, *then = APPS[key]
+    page, _ = open_page(browser, url, wait_text, *then)
     moves(page, slider, 5)
     c0 = cpu_seconds(proc)
     m = moves(page, slider, n)
@@ -53,7 +53,10 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--moves", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--apps", default="ours,t64", help="two of bench_latency.py's APPS: T = 4, then T = 64 "
+                    "(e.g. ours-server,t64-server: every move drawn by the server's answer)")  # fmt: skip
     args = ap.parse_args(argv)
+    small, large = args.apps.split(",")
     started, load_before = dt.datetime.now(dt.UTC), load_average()
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         base = Path(tmp)
@@ -65,7 +68,7 @@ def main(argv=None) -> int:
         served = {
             (v, k): stack.enter_context(serve(APPS[k][0], tree))
             for v, tree in trees.items()
-            for k in ("ours", "t64")
+            for k in (small, large)
         }
         rounds = []
         with sync_playwright() as p:
@@ -74,35 +77,37 @@ def main(argv=None) -> int:
                 order = ["base", "this"] if r % 2 == 0 else ["this", "base"]
                 rnd = {"load": load_average()}
                 for v in order:
-                    for k in ("ours", "t64"):
+                    for k in (small, large):
                         url, proc = served[(v, k)]
                         rnd[(v, k)] = turn(browser, k, url, proc, args.moves)
                 rounds.append(rnd)
                 print(
                     r + 1,
-                    {f"{v} {k}": f"{rnd[(v, k)]['painted']:.1f}" for v in trees for k in ("ours", "t64")},
+                    {f"{v} {k}": f"{rnd[(v, k)]['painted']:.1f}" for v in trees for k in (small, large)},
                 )
             browser.close()
     med = statistics.median
     lines = [
-        f"`bench/bench_paint_ab.py --base {args.base} --rounds {args.rounds} --moves {args.moves}`, "
+        f"`bench/bench_paint_ab.py --base {args.base} --rounds {args.rounds} --moves {args.moves} "
+        f"--apps {args.apps}`, "
         f"{started:%Y-%m-%d %H:%M} UTC; load average {' '.join(load_before)} before, "
         f"{' '.join(load_average())} after; at each round: "
         + "; ".join(" ".join(r["load"]) for r in rounds)
         + ".",
         "",
         "| version | T = 4 repainted | T = 64 repainted | T = 64 / T = 4, per round | median ratio "
-        "| T = 64 arrived | T = 64 server CPU / move |",
-        "|---|---|---|---|---|---|---|",
+        "| T = 64 arrived | T = 64 server CPU / move | T = 4 server CPU / move |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for v, name in (("base", f"{args.base} (before)"), ("this", "this tree")):
-        ratios = [r[(v, "t64")]["painted"] / r[(v, "ours")]["painted"] for r in rounds]
+        ratios = [r[(v, large)]["painted"] / r[(v, small)]["painted"] for r in rounds]
         lines.append(
-            f"| {name} | {med(r[(v, 'ours')]['painted'] for r in rounds):.1f} ms "
-            f"| {med(r[(v, 't64')]['painted'] for r in rounds):.1f} ms "
+            f"| {name} | {med(r[(v, small)]['painted'] for r in rounds):.1f} ms "
+            f"| {med(r[(v, large)]['painted'] for r in rounds):.1f} ms "
             f"| {', '.join(f'{x:.2f}' for x in ratios)} "
-            f"| {med(ratios):.2f}× | {med(r[(v, 't64')]['arrived'] for r in rounds):.1f} ms "
-            f"| {med(r[(v, 't64')]['cpu'] for r in rounds):.1f} ms |"
+            f"| {med(ratios):.2f}× | {med(r[(v, large)]['arrived'] for r in rounds):.1f} ms "
+            f"| {med(r[(v, large)]['cpu'] for r in rounds):.1f} ms "
+            f"| {med(r[(v, small)]['cpu'] for r in rounds):.1f} ms |"
         )
     text = "\n".join(lines) + "\n"
     print(text)

@@ -9,9 +9,9 @@ of the weights source; and both to the first animation frame after that change (
 showing it), the ratio judged now that the page draws a move itself before any answer.
 The page must end on the core's weights for exactly the last value (checked every
 round). Each round is run twice on the same page and server, A then B: "latest", the page as served
-(static/send_latest.js: one value in flight, the newest held until the server answers), and "every", the
-same page with BokehJS's own sending put back for that run (every value a message at once, as before).
-Prints JSON with /proc/loadavg; the verdict is the median of the rounds' ratios.
+(static/bokeh_seam.js sendLatest: one value in flight, the newest held until the server answers), and
+"every", the same page with BokehJS's own sending put back for that run (every value a message at once,
+as before). Prints JSON with /proc/loadavg; the verdict is the median of the rounds' ratios.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from bench.bench_latency import START_TEXT, load, moves, open_page, serve  # noq
 from widgets.state import HeadState  # noqa: E402
 
 JS_BURST = """async ({values, every}) => {
-    // every: BokehJS's own _document_changed for this burst (static/send_latest.js keeps it as .original)
+    // every: BokehJS's own _document_changed for this burst (static/bokeh_seam.js keeps it as .original)
     const proto = Bokeh.require('client/session').ClientSession.prototype;
     window.__latest = window.__latest || proto._document_changed;
     proto._document_changed = every ? window.__latest.original : window.__latest;

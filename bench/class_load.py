@@ -13,8 +13,8 @@ Students speak the Bokeh protocol over a websocket (bench/load_test.py `Wire`: A
 document_ready, PATCH-DOC per move), many per client process, and read and parse every message the
 server sends, as BokehJS does. Unlike bench/load_test.py, a student's hand does not wait for an answer
 before moving again: it moves the slider `--rate` times a second whatever the server does meanwhile. The
-values go to the server as the served page sends them (static/send_latest.js): while the server has not
-answered the last patch, the newest value is held and sent when the answer comes (`--client every`:
+values go to the server as the served page sends them (static/bokeh_seam.js sendLatest): while the server has
+not answered the last patch, the newest value is held and sent when the answer comes (`--client every`:
 every value at once, as a page without that script did).
 
 * capacity: sessions moving back to back (each waits for its answer): the moves per second one server
@@ -74,15 +74,16 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-# An answer that never comes must not keep the last value back for ever (static/send_latest.js: the same).
+# An answer that never comes must not keep the last value back for ever (static/bokeh_seam.js sendLatest: the
+# same).
 ANSWER_TIMEOUT = 5.0
 
 
 class Student(Wire):
     """A Wire that logs every weights update it receives: (arrival time, weights); and sends slider values as
-    the served page does (static/send_latest.js): while the server has not answered the last patch sent,
-    the newest value is held and sent when the answer comes. `every=True` sends every value at once, as a
-    page without that script did."""
+    the served page does (static/bokeh_seam.js sendLatest): while the server has not answered the last patch
+    sent, the newest value is held and sent when the answer comes. `every=True` sends every value at once, as
+    a page without that script did."""
 
     def __init__(self, url: str, every: bool = False):
         super().__init__(url)
@@ -373,7 +374,7 @@ async def burst_round(url, n: int, every: bool = False) -> dict:
 
 def burst(args, url, pids) -> dict:
     """Rounds of: the page's way (one value in flight), then every value at once (a page without
-    static/send_latest.js), on the same server."""
+    static/bokeh_seam.js sendLatest), on the same server."""
     rounds = []
     for k in range(args.rounds):
         for client in ("latest", "every"):
@@ -415,7 +416,8 @@ def settle(args, pids, since: float) -> float:
 
 def rounds(args, url, pids) -> dict:
     """On one server, in rounds: the capacity, then 1×, 2×, 4× that capacity with the page's sending (one
-    value in flight), and 1×, 2× with every value sent at once (a page without static/send_latest.js)."""
+    value in flight), and 1×, 2× with every value sent at once (a page without static/bokeh_seam.js's
+    sendLatest)."""
     import copy
 
     rates = [float(r) for r in args.rates.split(",")] if args.rates else [args.rate]
@@ -571,7 +573,7 @@ def main(argv=None) -> dict:
         "--client",
         choices=["latest", "every"],
         default="latest",
-        help="latest: one value in flight, as the served page sends (static/send_latest.js); "
+        help="latest: one value in flight, as the served page sends (static/bokeh_seam.js sendLatest); "
         "every: each value at once, as a page without it did",
     )
     ap.add_argument("--window", type=float, default=10.0, help="arrive: seconds over which students open")

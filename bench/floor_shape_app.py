@@ -13,7 +13,7 @@ judged against.
 
 The text sits in a document root of its own, as the explorer's does: in one root with the figures,
 BokehJS would lay the figures out again on every text change, a cost the explorer does not pay. And the
-page loads static/bokeh_patch.js, the project's one fix to BokehJS, as the explorer does: without it every
+page loads static/bokeh_seam.js, the project's fixes to BokehJS, as the explorer does: without it every
 repaint rewrites each renderer's style sheet (README, "How it is built"), and the floor would measure that
 bug rather than what the figures need.
 """
@@ -113,8 +113,8 @@ def page(doc) -> None:
     doc.add_root(column(slider, row(*figs[:2], scatter), row(*figs[2:])))
     doc.add_root(text)
     doc.title = "same-shape floor"
-    patch = "\n".join((ROOT / "static" / f).read_text() for f in ("when_bokeh.js", "bokeh_patch.js"))
-    doc.template = "{% block postamble %}<script>" + patch + "</script>{% endblock %}"
+    seam = (ROOT / "static" / "bokeh_seam.js").read_text()
+    doc.template = "{% block postamble %}<script>" + seam + "</script>{% endblock %}"
 
 
 tune_server()  # the same server tuning as the app (TCP_NODELAY on every websocket): the best case

@@ -7,8 +7,8 @@ page drawing the student's own moves (static/explorer_page.js follow) against th
 One server (app.classroom's flags). Its capacity is measured first (bench/class_load.py `capacity`, moves
 a second answered) unless `--one-x` gives it. Then, in each round, for each way in turn (the order
 alternates between rounds):
-* `own`: the page as served; `server`: the same page with `window.headExplorerServerDraws = true` set
-  before it loads, so only the server's answers draw it (as before follow existed);
+* `own`: the page as served; `server`: the same page with its channel set to "the server draws" once it
+  is loaded (widgets/channel.py `drawn_by`), so only the server's answers draw it (as before follow);
 * a simulated class of `--times` × capacity ÷ `--rate` students moving `--rate` times a second
   (bench/class_load.py `drag`: the Bokeh protocol, one value in flight, as the page sends) is connected
   and started; `--pages` Chromium pages (each its own session, opened before the class starts) then move
@@ -42,7 +42,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from bench.class_load import capacity, finish, loadavg, settle, spawn  # noqa: E402
 from bench.load_test import collect, pct, server  # noqa: E402
-from tests.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
+from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, SERVER_DRAWS  # noqa: E402
 from widgets.state import HeadState  # noqa: E402
 from widgets.viewdata import view_data  # noqa: E402
 
@@ -140,8 +140,6 @@ def open_pages(browser, url: str, way: str, n: int) -> list:
     pages = []
     for _ in range(n):
         ctx = browser.new_context(viewport={"width": 1400, "height": 1500})
-        if way == "server":
-            ctx.add_init_script("window.headExplorerServerDraws = true;")
         page = ctx.new_page()
         page.errors = []
         page.on("pageerror", lambda e, page=page: page.errors.append(str(e)))
@@ -151,8 +149,9 @@ def open_pages(browser, url: str, way: str, n: int) -> list:
             "() => window.Bokeh && Bokeh.documents.length && Bokeh.documents[0].get_model_by_name('x-3-0')",
             timeout=120_000,
         )
-        if way == "own":
-            page.wait_for_function("() => window.HeadExplorerPage && HeadExplorerPage.pages.length > 0")
+        page.wait_for_function("() => window.HeadExplorerPage && HeadExplorerPage.pages.length > 0")
+        if way == "server":
+            page.evaluate(SERVER_DRAWS)
         pages.append(page)
     return pages
 

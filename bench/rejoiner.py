@@ -7,7 +7,7 @@ head as it last set it (a HeadState), as the page's `follow` does. When its conn
 moving (the value is kept, not sent), and comes back as rejoin.js does: the same schedule of tries
 (RETRY_MS and OWN_PROCESS_MS are read from static/rejoin.js), the header X-Attn-Own while it is early, a GET
 of its own address with its head (widgets/url_state.py encode, which static/explorer.js encodeLink mirrors)
-and its class state (the class line's tags, as the server last wrote them) in it, then the new session's
+and its class state (the channel's `classroom`, as the server last wrote it) in it, then the new session's
 websocket. It is working again once that session shows its own head and answers a move with its weights.
 
 What it does not do that a page does: draw anything, and the page's own work (reading the answer, tearing
@@ -40,10 +40,10 @@ MOVE_TIMEOUT = 30.0
 
 
 class ClassWire(Wire):
-    """A Wire that also follows the class line's tags (where the student stands in the class) and the
-    state the server published (the steps panel's tags)."""
+    """A Wire that also follows the page's channel (widgets/channel.py): the state the server published and
+    where the student stands in the class."""
 
-    NAMES = (*Wire.NAMES, "steps", "class-line")
+    NAMES = (*Wire.NAMES, "head-channel")
 
     def _dispatch(self, header, content, buffers) -> None:
         super()._dispatch(header, content, buffers)
@@ -51,15 +51,14 @@ class ClassWire(Wire):
             return
         for ev in content.get("events", []):
             mid = (ev.get("model") or {}).get("id")
-            if ev.get("kind") == "ModelChanged" and ev.get("attr") == "tags":
-                for name in ("steps", "class-line"):
-                    if mid == self.ids.get(name):
-                        self.attrs[name]["tags"] = ev.get("new")
+            if ev.get("kind") == "ModelChanged" and mid == self.ids.get("head-channel"):
+                self.attrs["head-channel"][ev.get("attr")] = ev.get("new")
 
-    def tags(self, name: str):
+    def channel(self, attr: str):
+        """The channel's `state` or `classroom`, read (None when there is none)."""
         try:
-            return json.loads(self.attrs[name]["tags"][0])
-        except (KeyError, IndexError, TypeError, ValueError):
+            return json.loads(self.attrs["head-channel"][attr])
+        except (KeyError, TypeError, ValueError):
             return None
 
 
@@ -117,7 +116,7 @@ class Student:
                 self.backend = self.cookie.split("=", 1)[1]
         wire = ClassWire(f"{self.base}{self.path}", cookie=self.cookie)
         await wire.open(timeout=timeout, token=token)
-        shown = wire.tags("steps")
+        shown = wire.channel("state")
         if shown is None or shown["X"] != self.state.X.tolist() or shown["query"] != self.state.query:
             self.not_own_head += 1
         self.wire = wire
@@ -176,7 +175,7 @@ class Student:
         lost (as this student noticed it). Working: it shows the student's own head and, with `nudge`,
         answers a move with that head's weights."""
         lost = self.lost_at or time.time()
-        class_state = self.wire.tags("class-line") if self.wire is not None else None
+        class_state = self.wire.channel("classroom") if self.wire is not None else None
         if self.wire is not None:
             await self.wire.close()
         self.wire = None

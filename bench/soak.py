@@ -71,7 +71,7 @@ def teacher_page(url: str, commands: dict, out: dict, stop: threading.Event) -> 
                 time.sleep(0.2)
             page.evaluate(f"() => {{ Bokeh.documents[0].get_model_by_name('preset').value = '{SENT}'; }}")
             page.wait_for_function(
-                "(p) => JSON.parse(Bokeh.documents[0].get_model_by_name('steps').tags[0]).preset === p",
+                "(p) => JSON.parse(Bokeh.documents[0].get_model_by_name('head-channel').state).preset === p",
                 arg=SENT,
                 timeout=60000,
             )
@@ -139,7 +139,11 @@ async def run(c, args, results: dict) -> None:
     sent = HeadState()
     sent.load(SENT)
     deadline = time.time() + 120
-    while time.time() < deadline and not all((s.wire.tags("class-line") or {}).get("send") for s in students):
+
+    def all_have_it() -> bool:
+        return all((s.wire.channel("classroom") or {}).get("send") for s in students)
+
+    while time.time() < deadline and not all_have_it():
         await asyncio.sleep(0.2)
     for student in students:  # every student is on the head sent
         student.state = _copy(sent)

@@ -25,6 +25,11 @@ from core.options import (  # noqa: F401  (re-exported: the names many callers k
     check_option,
 )
 
+# What a head too large for float64 is told, by attend here and in static/attention.js.
+SCORES_OVERFLOW = (
+    "X, the W matrices and the X multiplier are too large together: the scores overflow to infinity"
+)
+
 # --- arithmetic the browser repeats bit for bit ---------------------------------
 # The static page computes the same head in JavaScript (static/attention.js) and its downloads must be
 # byte-identical to the served app's.  numpy's `@` (BLAS) may sum a product in any order, and np.exp and
@@ -151,9 +156,14 @@ def top1(S: np.ndarray) -> np.ndarray:
     return W
 
 
+# One rule per choice of the table's "normaliser" switch (core.options), in its order.
+NORMALISE = {"softmax": softmax, "raw": raw_weights, "top1": top1}
+assert tuple(NORMALISE) == NORMALISERS, "each choice of the normaliser switch needs its rule here"
+
+
 def normalise(S: np.ndarray, normaliser: str = "softmax") -> np.ndarray:
     """Turn masked scores into weights with the chosen rule."""
-    return {"softmax": softmax, "raw": raw_weights, "top1": top1}[normaliser](S)
+    return NORMALISE[normaliser](S)
 
 
 def blend(W: np.ndarray, V: np.ndarray) -> np.ndarray:
@@ -245,12 +255,13 @@ def attend(
         V = value(Xs, W_V)
         S = scores(Q, K)
     if not (np.isfinite(S).all() and np.isfinite(V).all()):
-        raise AttentionError(
-            "X, the W matrices and the X multiplier are too large together: the scores overflow to infinity"
-        )
+        raise AttentionError(SCORES_OVERFLOW)
     scaled = scale(S, d) if o.scaling else S.copy()
     if o.temperature != 1:
-        scaled = cool(scaled, o.temperature)
+        with np.errstate(over="ignore"):  # reported just below
+            scaled = cool(scaled, o.temperature)
+    if not np.isfinite(scaled).all():  # only ÷τ with τ < 1 can do it; the softmax would read +∞ as masked
+        raise AttentionError(f"{SCORES_OVERFLOW} once divided by τ = {o.temperature:g}")
     masked = mask(scaled, causal_mask(X.shape[0])) if o.causal else scaled.copy()
     weights = normalise(masked, o.normaliser)
     with np.errstate(all="ignore"):  # an overflow here is reported just below
@@ -284,8 +295,8 @@ def as_matrix(name: str, values) -> np.ndarray:
     """A fresh float64 2-D copy of `values`, or AttentionError saying what is wrong."""
     try:
         a = np.array(values, dtype=float)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise AttentionError(f"{name} must be a matrix of numbers ({exc})") from None
+    except (TypeError, ValueError, OverflowError):  # numpy's own words would not help the reader
+        raise AttentionError(f"{name} must be a matrix of numbers, its rows all the same length") from None
     if a.ndim != 2:
         raise AttentionError(f"{name} has shape {a.shape}; expected a 2-D matrix")
     if a.shape[0] < 1 or a.shape[1] < 1:

@@ -2,9 +2,12 @@
 
 Plain arithmetic on a handful of model shapes: how big the T × T score
 matrix is, how many floating-point operations Q·Kᵀ takes compared with the
-Q/K/V projections, where those two cross, and what generating one more token
-costs once past keys and values are cached.  Everything is counted per query
-head, then multiplied up to a layer and to the whole model.
+Q/K/V projections, where those two cross (and where Q·Kᵀ with the blend A·V
+crosses all four projections, the output's too), what generating one more
+token costs once past keys and values are cached, and how little memory the
+scores need when they are computed in tiles (FlashAttention) instead of
+stored whole.  Everything is counted per query head, then multiplied up to a
+layer and to the whole model.
 
 Conventions: one multiply-add is 2 FLOPs; bytes use decimal units
 (1 GB = 10⁹ bytes), as the chapter does.
@@ -32,6 +35,9 @@ LARGEST = {
     "C": 10_000_000,
 }
 LARGEST_ELEMENT_BYTES = 64.0
+# A tile of B queries × B keys: FlashAttention's blocks are 64 or 128 on today's GPUs.
+DEFAULT_TILE = 128
+LARGEST_TILE = 65_536
 
 # The chapter: "a top GPU holds 80–192 GB of memory in total" (decimal gigabytes).
 CHAPTER_GPU_MEMORY_GB = (80, 192)
@@ -162,9 +168,19 @@ def score_bytes(T: int, element_bytes: float) -> float:
 def qk_flops(T: int, d: int) -> int:
     """FLOPs of Q·Kᵀ for one head: T² dot products of length d, 2·T²·d.
 
-    (The value blend W·V costs the same again; it is not counted here.)
+    (The value blend A·V costs the same again: `blend_flops`.)
     """
     return 2 * T * T * d
+
+
+def blend_flops(T: int, d: int) -> int:
+    """FLOPs of the blend A·V for one head: each of T outputs is T weights times d-wide values, 2·T²·d."""
+    return 2 * T * T * d
+
+
+def output_projection_flops(T: int, C: int, d: int, heads: int) -> int:
+    """FLOPs of the output projection, one layer: the heads' outputs [T, heads·d] times W_O [heads·d, C]."""
+    return 2 * T * heads * d * C
 
 
 def projection_flops(T: int, C: int, d: int, heads: int, kv_heads: int) -> int:
@@ -193,6 +209,33 @@ def crossover_context(C: int, heads: int, kv_heads: int | None = None) -> float:
     """
     shape = CostInputs(T=1, d=1, heads=heads, kv_heads=kv_heads, layers=1, C=C)
     return shape.C * (shape.heads + 2 * shape.kv_heads) / shape.heads
+
+
+def full_crossover_context(C: int, heads: int, kv_heads: int | None = None) -> float:
+    """The T at which Q·Kᵀ and A·V together cost what all four projections do (Q, K, V and the output's).
+
+    Per layer, heads · 4·T²·d = 2·T·C·d·(heads + 2·kv_heads) + 2·T·C·d·heads, so
+    T = C · (heads + kv_heads) / heads: 2·C without K/V sharing, C·(1 + kv_heads/heads) with it.
+    Exercise 2 counts Q·Kᵀ against the Q, K, V projections only (`crossover_context`); counting
+    the blend doubles the quadratic side and the output projection adds to the linear one.
+    """
+    shape = CostInputs(T=1, d=1, heads=heads, kv_heads=kv_heads, layers=1, C=C)
+    return shape.C * (shape.heads + shape.kv_heads) / shape.heads
+
+
+# --- attention in tiles ------------------------------------------------------
+
+
+def tile_score_bytes(B: int, element_bytes: float) -> float:
+    """Bytes of one B × B tile of scores (B queries against B keys), all that exists of the T × T matrix
+    at once when it is computed in tiles and consumed by the softmax and the blend at once."""
+    return B * B * element_bytes
+
+
+def tile_bytes(B: int, d: int, element_bytes: float) -> float:
+    """Bytes of everything one tile step holds for one head: B queries, B keys, B values and B running
+    outputs (each d wide), the B × B scores, and each query's running maximum and running sum."""
+    return (4 * B * d + B * B + 2 * B) * element_bytes
 
 
 # --- generating one token with a KV cache ------------------------------------
@@ -254,6 +297,11 @@ class LongContextCost:
     projection_flops_per_model_mha: int
     crossover_T: float
     crossover_T_mha: float
+    # the same with the blend A·V and the output projection counted too
+    blend_flops_per_layer: int
+    output_projection_flops_per_layer: int
+    full_crossover_T: float
+    full_crossover_T_mha: float
     # generating token T+1 with a KV cache
     decode_flops_per_head: int
     decode_flops_per_layer: int
@@ -305,6 +353,10 @@ def long_context_cost(inputs: CostInputs | None = None, /, **fields) -> LongCont
         projection_flops_per_model_mha=proj_layer_mha * L,
         crossover_T=crossover_context(x.C, H, G),
         crossover_T_mha=crossover_context(x.C, H, H),
+        blend_flops_per_layer=blend_flops(T, d) * H,
+        output_projection_flops_per_layer=output_projection_flops(T, x.C, d, H),
+        full_crossover_T=full_crossover_context(x.C, H, G),
+        full_crossover_T_mha=full_crossover_context(x.C, H, H),
         decode_flops_per_head=dec_head,
         decode_flops_per_layer=dec_head * H,
         decode_flops_per_model=dec_head * H * L,

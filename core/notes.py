@@ -23,7 +23,7 @@ import numpy as np
 from core.attention import Head, attend
 from core.cost import CHAPTER_GPU_MEMORY_GB, GPU_PARTS_GB, LongContextCost, human_bytes, sci
 from core.presets import CHAPTER
-from core.saturation import SaturationPoint, saturation_point
+from core.saturation import DEFAULT_T, STUCK, ManyRows, SaturationPoint, many_rows
 from core.trace import fmt, fmt_vector
 
 # The slider step the "top-1" note walks a component of the query token by.
@@ -87,7 +87,7 @@ def query_row(labels, query: str | None, T: int) -> int:
 
 
 def self_reading(head: Head) -> list[tuple[int, float, float]]:
-    """(token, |q|, weight on itself) per token, for the tied-Q = K notes."""
+    """(token, |q|, weight on itself) per token, for the W_K = W_Q notes."""
     return [(i, norm(head.Q[i]), float(head.weights[i, i])) for i in range(head.T)]
 
 
@@ -186,20 +186,47 @@ def _chapter(head: Head, labels) -> list[str]:
     return text
 
 
+def looks_along(head: Head, i: int) -> int:
+    """The head dimension token i's query looks along most (its largest |q| entry)."""
+    return int(np.argmax(np.abs(head.Q[i])))
+
+
 def _sentence(referent: str, other: str, adjective: str):
+    """The honest, causal reading: the adjective, last, reads back to the noun it describes."""
+
+    def describe(head: Head, labels) -> list[str]:
+        me, it, r, o = (row(labels, t) for t in (adjective, "it", referent, other))
+        k = looks_along(head, me)
+        return [
+            f"'{adjective}' comes last, so with the mask on it reads every word before it: it puts "
+            f"{fmt(head.weights[me, r])} of its attention on '{referent}' and {fmt(head.weights[me, o])} on "
+            f"'{other}'. Its query {fmt_vector(head.Q[me])} looks along dimension {k}, where '{referent}' "
+            f"offers {fmt(head.K[r, k])} and '{other}' {fmt(head.K[o, k])}.",
+            f"As in the chapter, 'it' has the same vector in both sentences (x_it = "
+            f"{fmt_vector(head.X[it], 0)}), and the mask hides the adjective after it, so nothing at 'it' "
+            f"can tell the two apart. The adjective does the reading instead. The preset '{adjective}-trace' "
+            f"is the thought experiment in which 'it' already knows the adjective.",
+        ]
+
+    return describe
+
+
+def _sentence_trace(referent: str, other: str, adjective: str):
+    """The thought experiment: 'it' carries a trace of the later adjective, with the mask off."""
+
     def describe(head: Head, labels) -> list[str]:
         it = row(labels, "it")
         masked = variant(head, causal=not head.causal)
         on, off = (masked, head) if masked.causal else (head, masked)
         later = [labels[j] for j in range(it + 1, head.T)]
+        on_referent, on_other = weight(head, labels, "it", referent), weight(head, labels, "it", other)
         return [
-            f"'it' puts {fmt(weight(head, labels, 'it', referent))} of its attention on '{referent}' and "
-            f"{fmt(weight(head, labels, 'it', other))} on '{other}'.",
-            f"In the chapter both sentences give 'it' the same vector. Here x_it already carries a trace of "
-            f"'{adjective}' (x_it = {fmt_vector(head.X[it], 1)}), as if an earlier layer of a model that "
-            f"reads the whole sentence had put it there; the mask is off to match that story. "
-            f"The trace does the "
-            f"work, not the mask: with the mask on, 'it' loses "
+            f"A thought experiment: 'it' puts {fmt(on_referent)} of its attention on '{referent}' and "
+            f"{fmt(on_other)} on '{other}', because x_it already carries a trace of '{adjective}' "
+            f"(x_it = {fmt_vector(head.X[it], 1)}), as if an earlier layer that reads the whole sentence had "
+            f"put it there; the mask is off to match that story. A causal model's 'it' cannot carry a word "
+            f"that comes after it (the preset '{adjective}' shows what it does instead).",
+            f"The trace does the work, not the mask: with the mask on, 'it' loses "
             f"{' and '.join(repr(t) for t in later)} and puts "
             f"{fmt(on.weights[it, row(labels, referent)])} on '{referent}' "
             f"({fmt(off.weights[it, row(labels, referent)])} with it off).",
@@ -347,6 +374,13 @@ def _no_mask(head: Head, labels) -> list[str]:
     ]
 
 
+def tied_top(head: Head, i: int) -> list[int]:
+    """The keys whose (masked, scaled) scores tie for row i's largest, when more than one does."""
+    m = head.masked[i]
+    best = np.flatnonzero(m == m.max())
+    return best.tolist() if best.size > 1 else []
+
+
 def top1_lines(head: Head, labels, i: int) -> list[str]:
     j = top_key(head, i)
     me = labels[i]
@@ -354,10 +388,22 @@ def top1_lines(head: Head, labels, i: int) -> list[str]:
     flip = first_flip(head, i)
     if flip is not None:
         c, before, at, k = flip
+        moved = head.X.copy()
+        moved[i, c] = before
+        last = variant(head, X=moved)  # the last slider position before the jump
+        tie = tied_top(last, i)
         lines.append(
-            f"drag {me}[{c}] from {fmt(head.X[i, c])} to {fmt(before)} and it stays there; one step more, "
-            f"at {fmt(at)}, it jumps to the value of '{labels[k]}', {fmt_vector(head.V[k])}, "
-            "with nothing in between"
+            f"drag {me}[{c}] from {fmt(head.X[i, c])} to {fmt(before)} and it stays there"
+            + (
+                f" (at {fmt(before)} "
+                + " and ".join(f"'{labels[t]}'" for t in tie)
+                + f" score exactly alike, {fmt(last.scores[i, tie[0]])} each, and top-1 gives a tie to the "
+                "earlier key)"
+                if tie
+                else ""
+            )
+            + f"; one step more, at {fmt(at)}, it jumps to the value of '{labels[k]}', "
+            f"{fmt_vector(head.V[k])}, with nothing in between"
         )
     return lines
 
@@ -421,6 +467,8 @@ PRESET_NOTES: dict[str, Callable[[Head, tuple], list[str]]] = {
     "chapter": _chapter,
     "tired": _sentence("cat", "mat", "tired"),
     "soft": _sentence("mat", "cat", "soft"),
+    "tired-trace": _sentence_trace("cat", "mat", "tired"),
+    "soft-trace": _sentence_trace("mat", "cat", "soft"),
     "exercise-1": _exercise_1,
     "exercise-3-unscaled": _exercise_3_unscaled,
     "exercise-3-scaled": _exercise_3_scaled,
@@ -469,13 +517,14 @@ def switch_notes(head: Head | None = None, labels=None, query: str | None = None
 
     flipped = variant(head, scaling=not head.scaling)
     on, off = (head, flipped) if head.scaling else (flipped, head)
-    sat = saturation_point(SATURATION_D)
+    many = many_rows(SATURATION_D, DEFAULT_T)
     notes["scaling"] = (
         f"scores keep their full spread, so rows sharpen: at d = {head.d} only a little ('{me}' on '{top}' "
         f"{fmt(on.weights[i, j])} → {fmt(off.weights[i, j])}); at d = {SATURATION_D} a lot "
-        f"(the 'Why ÷√d' tab: the largest of {sat.T} weights averages "
-        f"{fmt(sat.max_weight_raw)} without the division, "
-        f"{fmt(sat.max_weight_scaled)} with it)."
+        f"(the 'Why ÷√d' tab: over {many.rows:,} random rows of {many.T} keys the largest weight averages "
+        f"{fmt(many.max_weight_raw[0])} without the division, "
+        f"{fmt(many.max_weight_scaled[0])} with it, and {percent(many.stuck_raw)} of the rows pass almost "
+        "no gradient back)."
     )
 
     unmasked = variant(head, causal=False)
@@ -552,12 +601,23 @@ def gpu_note(cost: LongContextCost) -> str:
     )
 
 
-def saturation_note(point: SaturationPoint) -> str:
-    """At d = 128, the chapter's "one-hot" against what the tab measures ("" at other widths)."""
+def percent(share: float) -> str:
+    """A share of rows as the notes write it: 0.297 → '30%'."""
+    return f"{100 * share:.0f}%"
+
+
+def saturation_note(point: SaturationPoint, many: ManyRows | None = None) -> str:
+    """At d = 128, the chapter's "one-hot" against the mean over many random rows, with their spread
+    ("" at other widths); `many` is many_rows(128, 64) unless given."""
     if point.d != SATURATION_D:
         return ""
+    m = many or many_rows(SATURATION_D, DEFAULT_T)
+    mean, spread = m.max_weight_raw
     return (
-        f"The chapter calls the softmax of unscaled scores at d = 128 one-hot; here, at d = {point.d} over "
-        f"{point.T} keys, its largest weight averages {fmt(point.max_weight_raw)}: "
-        + ("nearly all of it on one key." if point.max_weight_raw >= 0.75 else "not one-hot yet.")
+        f"The chapter calls the softmax of unscaled scores at d = {SATURATION_D} one-hot. Over {m.rows:,} "
+        f"random rows of {m.T} keys its largest weight averages {fmt(mean)}, and rows spread "
+        f"± {fmt(spread)} about that: "
+        + ("nearly all of it on one key, but not one-hot" if mean >= 0.75 else "not one-hot yet")
+        + f"; {percent(m.stuck_raw)} of those rows pass back a gradient smaller than {STUCK:g} "
+        f"({percent(m.stuck_scaled)} with ÷√d)."
     )

@@ -33,6 +33,10 @@ WEIGHTS_TITLE = {
 }
 
 
+class UsageError(ValueError):
+    """A flag's value this command cannot use; its text is written for the reader."""
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, but every error is a single line on stderr (status 2)."""
 
@@ -64,31 +68,31 @@ def token_index(tokens: tuple[str, ...], name: str) -> int:
         return tokens.index(name)
     if name.lstrip("-").isdecimal() and 0 <= int(name) < len(tokens):
         return int(name)
-    raise ValueError(f"unknown token {name!r}; expected one of {', '.join(tokens)} or 0 to {len(tokens) - 1}")
+    raise UsageError(f"unknown token {name!r}; expected one of {', '.join(tokens)} or 0 to {len(tokens) - 1}")
 
 
 def set_vector(preset: Preset, spec: str) -> Preset:
     """Apply one --x TOKEN=a,b,c."""
     name, sep, values = spec.partition("=")
     if not sep:
-        raise ValueError(f"--x {spec!r} should look like TOKEN=a,b,c")
+        raise UsageError(f"--x {spec!r} should look like TOKEN=a,b,c")
     i = token_index(preset.tokens, name.strip())
     try:
         x = tuple(float(v) for v in values.split(","))
     except ValueError:
-        raise ValueError(f"--x {spec!r}: the values must be numbers") from None
+        raise UsageError(f"--x {spec!r}: the values must be numbers") from None
     if not all(math.isfinite(v) for v in x):
-        raise ValueError(f"--x {spec!r}: the values must be finite numbers")
+        raise UsageError(f"--x {spec!r}: the values must be finite numbers")
     C = len(preset.X[0])
     if len(x) != C:
-        raise ValueError(f"--x {spec!r} gives {len(x)} values; expected {C}, one per column of X")
+        raise UsageError(f"--x {spec!r} gives {len(x)} values; expected {C}, one per column of X")
     return replace(preset, X=preset.X[:i] + (x,) + preset.X[i + 1:])
 
 
 def configure(args: argparse.Namespace) -> Preset:
     """The preset named by --preset with every other flag applied."""
     if args.preset not in PRESETS:
-        raise ValueError(f"unknown preset {args.preset!r}; expected one of {', '.join(PRESETS)}")
+        raise UsageError(f"unknown preset {args.preset!r}; expected one of {', '.join(PRESETS)}")
     preset = PRESETS[args.preset]
     for spec in args.x:
         preset = set_vector(preset, spec)
@@ -118,8 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         show(configure(args), args.query, args.trace)
-    except (AttentionError, ValueError) as exc:
+    except (AttentionError, UsageError) as exc:  # messages written for the reader
         parser.error(str(exc))
+    except Exception as exc:  # a bug: still one line, never a traceback or a library's own words
+        parser.exit(1, f"{parser.prog}: error: this head could not be worked out ({type(exc).__name__}); "
+                       "please report the command you ran\n")
     return 0
 
 

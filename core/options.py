@@ -15,8 +15,6 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 
-NORMALISERS = ("softmax", "raw", "top1")
-
 # Above this, products of entries overflow float64 somewhere in Q·Kᵀ; well
 # before it the softmax is one-hot anyway, so nothing is lost by refusing.
 LARGEST_ENTRY = 1e100
@@ -72,8 +70,9 @@ class Switch:
 
     kind: "toggle" (on/off), "choice" (one of `choices`) or "number" (a float within low..high;
     `slider` = (start, end, step) when the page shows a slider for it, else a number box).
-    `look_for` says what to watch when the switch is flipped; it takes the head on screen so it can
-    quote its numbers (issue 12's notes slot in here) and returns plain text.
+    `look_for()` says, in plain text, what to watch when the switch is flipped: it quotes the chapter's
+    example with that switch flipped (core/notes.py works the numbers out), not the head on screen, as the
+    panel that shows it says ("Each flipped alone on the chapter's example").
     `cli_flag`: for a toggle, the flag that sets the opposite of its default.
     """
 
@@ -100,7 +99,7 @@ class Switch:
 def _chapter_note(*keys: str) -> Callable:
     """What to look for, as core/notes.py words it: the chapter's example with this switch flipped."""
 
-    def look_for(head=None, i=None, labels=None) -> str:
+    def look_for() -> str:
         from core.notes import chapter_switch_notes  # here: core.notes imports this module
 
         notes = chapter_switch_notes()
@@ -111,8 +110,8 @@ def _chapter_note(*keys: str) -> Callable:
     return look_for
 
 
-# What each switch is and what to look for when it is flipped; each note takes (head, query index,
-# labels) and returns text with numbers worked out, never typed.
+# What each switch is and what to look for when it is flipped; each note quotes the chapter's example with
+# the switch flipped, its numbers worked out (core/notes.py), never typed.
 SWITCHES: tuple[Switch, ...] = (
     Switch(
         "scaling",
@@ -151,7 +150,7 @@ SWITCHES: tuple[Switch, ...] = (
         "--normaliser",
         "choice",
         _chapter_note("raw", "top1"),
-        choices=NORMALISERS,
+        choices=("softmax", "raw", "top1"),  # core.attention.NORMALISE has one rule for each
         choice_labels=("softmax", "raw scores", "top-1"),
         cli_help="how scores become weights (default softmax)",
         flipped="Raw scores or top-1",
@@ -186,6 +185,7 @@ SWITCHES: tuple[Switch, ...] = (
 )
 SWITCH = {s.name: s for s in SWITCHES}
 assert tuple(SWITCH) == OPTION_NAMES, "every option needs one row in SWITCHES, in the same order"
+NORMALISERS = SWITCH["normaliser"].choices
 
 
 # --- checking a value against the table ------------------------------------------

@@ -47,19 +47,14 @@ CHAPTER = Preset(
 )
 
 
-# The two sentences.  With one fixed vector for "it" no single head could tell
-# them apart: the words up to "it" are the same, so its query and the keys of
-# "cat" and "mat" would be too.  So these presets stand for a second layer of a
-# model that reads the whole sentence (mask off, as an encoder does): an
-# earlier layer has already moved a trace of the adjective into "it".
-# Features (C = 4): animate, soft, noun, pronoun.  Head dimensions (d = 2):
-# "animate thing", "soft thing".
-#   W_K: a noun advertises on both dimensions, and its animacy or softness
-#        pushes one of them up (cat → [3, 1], mat → [1, 3]).
-#   W_Q: a pronoun seeks nouns on both dimensions; the trace of "tired"
-#        (animate) or "soft" tilts its query towards one of them.
-# So "it" scores cat above mat by 3.2 in one sentence and mat above cat in the
-# other, which after ÷√2 and the softmax is most of its attention.
+# The two sentences.  The words up to "was" are the same in both, "it" included (as in the chapter, one
+# vector for "it"), and with the causal mask nothing at "it" can see the adjective after it.  So in the
+# presets "tired" and "soft" the adjective does the reading: it comes last, sees every word, and its query
+# finds the noun it describes.
+# Features (C = 4): animate, soft, noun, pronoun.  Head dimensions (d = 2): "animate thing", "soft thing".
+#   W_K: a noun advertises on both dimensions, and its animacy or softness pushes one of them up
+#        (cat → [3, 2], mat → [2, 3]); an adjective, no noun, offers little.
+#   W_Q: "tired" (animate) seeks along the first dimension, "soft" along the second.
 _SENTENCE_TOKENS = ("The", "cat", "sat", "on", "the", "mat", "because", "it", "was")
 _SENTENCE_X = (
     (0.0, 0.0, 0.1, 0.0),  # The
@@ -70,27 +65,48 @@ _SENTENCE_X = (
     (0.0, 1.0, 1.0, 0.0),  # mat
     (0.0, 0.0, 0.0, 0.0),  # because
 )
-_SENTENCE_W_Q = ((2.0, 0.0), (0.0, 2.0), (0.0, 0.0), (1.0, 1.0))
-_SENTENCE_W_K = ((2.0, 0.0), (0.0, 2.0), (1.0, 1.0), (0.0, 0.0))
 _SENTENCE_W_V = ((1.0, 0.0), (0.0, 1.0), (0.5, 0.5), (0.0, 0.0))
 
 TIRED = Preset(
     name="tired",
     title="… because it was tired",
     tokens=_SENTENCE_TOKENS + ("tired",),
-    X=_SENTENCE_X + ((0.8, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 0.2), (0.6, 0.0, 0.0, 0.0)),
-    W_Q=_SENTENCE_W_Q,
-    W_K=_SENTENCE_W_K,
+    X=_SENTENCE_X + ((0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)),
+    W_Q=((3.0, 0.0), (0.0, 3.0), (0.0, 0.0), (1.0, 1.0)),
+    W_K=((1.0, 0.0), (0.0, 1.0), (2.0, 2.0), (0.0, 0.0)),
     W_V=_SENTENCE_W_V,
-    query="it",
-    options=Options(causal=False),
+    query="tired",
 )
-
 SOFT = replace(
     TIRED,
     name="soft",
     title="… because it was soft",
     tokens=_SENTENCE_TOKENS + ("soft",),
+    X=TIRED.X[:-1] + ((0.0, 1.0, 0.0, 0.0),),
+    query="soft",
+)
+
+# The same sentences as a thought experiment, labelled so: "it" already carries a trace of the adjective,
+# as if an earlier layer of a model that reads the whole sentence (no mask, as an encoder) had put it there,
+# and the mask is off to match.  A causal model's "it" could not: the adjective comes after it.
+#   W_K: as above, but a noun's animacy or softness counts double (cat → [3, 1], mat → [1, 3]).
+#   W_Q: a pronoun seeks nouns on both dimensions; the trace tilts its query towards one of them.
+TIRED_TRACE = Preset(
+    name="tired-trace",
+    title="Thought experiment: 'it' already knows 'tired'",
+    tokens=TIRED.tokens,
+    X=_SENTENCE_X + ((0.8, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 0.2), (0.6, 0.0, 0.0, 0.0)),
+    W_Q=((2.0, 0.0), (0.0, 2.0), (0.0, 0.0), (1.0, 1.0)),
+    W_K=((2.0, 0.0), (0.0, 2.0), (1.0, 1.0), (0.0, 0.0)),
+    W_V=_SENTENCE_W_V,
+    query="it",
+    options=Options(causal=False),
+)
+SOFT_TRACE = replace(
+    TIRED_TRACE,
+    name="soft-trace",
+    title="Thought experiment: 'it' already knows 'soft'",
+    tokens=SOFT.tokens,
     X=_SENTENCE_X + ((0.0, 0.8, 0.0, 1.0), (0.0, 0.0, 0.0, 0.2), (0.0, 0.6, 0.0, 0.0)),
 )
 
@@ -126,7 +142,7 @@ NO_SCALING = replace(
 TIED_QK = replace(
     CHAPTER,
     name="tied-qk",
-    title="Breaks: tied Q = K",
+    title="Breaks: W_K = W_Q",
     options=Options(tied_qk=True),
     query="cat",
 )
@@ -171,12 +187,17 @@ HOT = replace(
     options=Options(temperature=3.0),
 )
 
+# The name of no preset: a link's preset=custom, and the picker's "(your own edits)".
+CUSTOM = "custom"
+
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
         CHAPTER,
         TIRED,
         SOFT,
+        TIRED_TRACE,
+        SOFT_TRACE,
         EXERCISE_1,
         EXERCISE_3_UNSCALED,
         EXERCISE_3_SCALED,
@@ -189,3 +210,4 @@ PRESETS: dict[str, Preset] = {
         HOT,
     )
 }
+assert CUSTOM not in PRESETS

@@ -68,3 +68,33 @@ def normals(seed: int, start: int, stop: int) -> np.ndarray:
     out[1::2] = r * np.sin(theta)
     offset = start - 2 * first
     return out[offset : offset + (stop - start)]
+
+
+class Draws:
+    """Uniform numbers taken one after another from a seed's sequence: the n-th taken is uniform(seed, n).
+
+    The training lab draws its initial weights and its tasks' tokens from these (core/train.py,
+    core/lab/tasks.py), filling arrays in row-major order, so a port that takes the same numbers in the
+    same order trains the very same model.
+    """
+
+    def __init__(self, seed: int):
+        self.seed = int(seed) % 2**32
+        self.taken = 0
+
+    def uniform(self, shape) -> np.ndarray:
+        """The next numbers in (0, 1), as an array of `shape`."""
+        n = int(np.prod(shape, dtype=np.int64))
+        k = np.arange(self.taken, self.taken + n, dtype=np.int64)
+        self.taken += n
+        return uniform(self.seed, k).reshape(shape)
+
+    def below(self, n: int, shape) -> np.ndarray:
+        """The next whole numbers in 0 … n − 1 (each ⌊u · n⌋ of the next uniform u)."""
+        return np.floor(self.uniform(shape) * n).astype(np.int64)
+
+
+def seed_for(seed: int, purpose: int) -> int:
+    """A seed of its own for each use of a run's seed (weights, batches, held-out data, …): mulberry32's
+    output number `purpose` from `seed`, so neighbouring seeds give unrelated sequences."""
+    return int(mulberry32(int(seed) % 2**32, np.array([purpose]))[0])

@@ -6,7 +6,10 @@ roughly has.  A score q·k adds up d such products, so its spread grows like
 key.  Dividing by √d brings the spread back to about 1 whatever d is, and the
 softmax stays soft.  The functions below measure exactly that: the spread of
 raw scores, and the sharpness of the softmax (largest weight, entropy) with
-and without the division, for one d or a sweep of them.
+and without the division, for one d or a sweep of them; and what a sharp
+softmax does to learning: the size of its gradient, the Jacobian ∂w/∂z of
+the weights w = softmax(z) with respect to the scores z it is given, which is
+diag(w) − w wᵀ and so vanishes as a row becomes one-hot.
 
 Everything is seeded: the numbers come from core/rng.py, a generator with a
 JavaScript twin in static/saturation.js, so a seed gives the same numbers
@@ -18,6 +21,7 @@ nothing.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -40,6 +44,14 @@ CHUNK_NUMBERS = 4_000_000
 DEFAULT_T = 64
 DEFAULT_TRIALS = 256
 DEFAULT_WIDTHS = (2, 4, 8, 16, 32, 64, 128, 256, 512)
+# A row whose softmax Jacobian is smaller than this (Frobenius norm) passes almost nothing back: a
+# uniform row over 64 keys has 0.12, an even split of two keys 0.5.
+STUCK = 0.01
+# The band drawn around each gradient curve: the rows between these quantiles.
+LOW_QUANTILE, HIGH_QUANTILE = 0.1, 0.9
+# Rows the notes' figures are averaged over (many_rows): the mean of the largest weight is then sure to
+# about ±0.002 (its spread over rows, 0.18, ÷ √8192).
+MANY_ROWS = 8_192
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,13 @@ class SaturationPoint:
     is the mean of the largest softmax weight per query (1/T is uniform,
     1 is one-hot) and `entropy_*` the mean entropy in nats (ln T is uniform,
     0 is one-hot); `raw` means softmax of q·k, `scaled` softmax of q·k/√d.
+    `gradient_*` is the mean size (Frobenius norm) of each row's softmax
+    Jacobian ∂w/∂z, z the scores the softmax is given (0 passes nothing back);
+    `*_spread` is how much the rows differ about a mean (their standard
+    deviation), `gradient_*_low` and `_high` the LOW_QUANTILE and
+    HIGH_QUANTILE of the rows' gradient sizes, and `stuck_*` the share of rows
+    whose gradient is below STUCK; `least_gradient_row` the trial (from 0)
+    whose row passes back least without ÷√d.
     """
 
     d: int
@@ -66,6 +85,20 @@ class SaturationPoint:
     entropy_raw: float
     entropy_scaled: float
     uniform_entropy: float
+    max_weight_raw_spread: float
+    max_weight_scaled_spread: float
+    gradient_raw: float
+    gradient_scaled: float
+    gradient_raw_spread: float
+    gradient_scaled_spread: float
+    gradient_raw_low: float
+    gradient_raw_high: float
+    gradient_scaled_low: float
+    gradient_scaled_high: float
+    stuck_raw: float
+    stuck_scaled: float
+    uniform_gradient: float
+    least_gradient_row: int
 
     @property
     def std_over_sqrt_d(self) -> float:
@@ -78,6 +111,174 @@ def entropy(W: np.ndarray) -> np.ndarray:
     logs = np.zeros_like(W)
     np.log(W, out=logs, where=W > 0)
     return -(W * logs).sum(axis=-1)
+
+
+# --- the softmax's gradient --------------------------------------------------------
+
+
+def jacobian(w: np.ndarray) -> np.ndarray:
+    """∂w/∂z for one row of weights w = softmax(z): diag(w) − w wᵀ, shape [T, T].
+
+    Entry (i, j) says how much weight i moves when score j does: w_i (1 − w_i) on the
+    diagonal, −w_i w_j off it.  A one-hot row makes every entry 0: nothing flows back.
+    """
+    w = np.asarray(w, dtype=float)
+    return np.diag(w) - np.outer(w, w)
+
+
+def others(W: np.ndarray) -> np.ndarray:
+    """For each entry of each row, the sum of the row's other entries.
+
+    Added up from both ends, never as total − entry: for a weight within 1e-12 of 1, 1 − w
+    would keep only a few digits of the tiny weights the gradient is made of.
+    """
+    zero = np.zeros((*W.shape[:-1], 1))
+    before = np.concatenate([zero, np.cumsum(W[..., :-1], axis=-1)], axis=-1)
+    after = np.concatenate([np.cumsum(W[..., :0:-1], axis=-1)[..., ::-1], zero], axis=-1)
+    return before + after
+
+
+def jacobian_size(W: np.ndarray) -> np.ndarray:
+    """The Frobenius norm of each row's softmax Jacobian, from its weights.
+
+    ‖J‖² = Σ_i (w_i (1 − w_i))² + Σ_{i≠j} (w_i w_j)² = Σ_i w_i² ((1 − w_i)² + Σ_{j≠i} w_j²),
+    with 1 − w_i and Σ_{j≠i} w_j² taken as sums of the other entries (`others`), so a row
+    within a hair of one-hot keeps its tiny size instead of rounding noise.
+    """
+    W = np.asarray(W, dtype=float)
+    rest = others(W)
+    return np.sqrt((W * W * (rest * rest + others(W * W))).sum(axis=-1))
+
+
+def quantile(values, q: float) -> float:
+    """The q-quantile of `values` (0 ≤ q ≤ 1), by linear interpolation between sorted values.
+
+    numpy's default rule, written out so static/saturation.js can repeat it step for step.
+    """
+    a = np.sort(np.asarray(values, dtype=float))
+    h = (len(a) - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, len(a) - 1)
+    return float(a[lo] + (h - lo) * (a[hi] - a[lo]))
+
+
+def mean_and_spread(values) -> tuple[float, float]:
+    """The mean of `values` and their spread about it (the population standard deviation)."""
+    a = np.asarray(values, dtype=float)
+    mean = float(a.sum() / a.size)
+    return mean, float(math.sqrt(np.square(a - mean).sum() / a.size))
+
+
+@dataclass(frozen=True)
+class RowGradient:
+    """One row's softmax, worked out: its weights and its Jacobian's extremes.
+
+    `largest` is the Jacobian's largest entry, ∂w_i/∂z_i = w_i (1 − w_i) at i = `largest_at`;
+    `smallest` its most negative, ∂w_i/∂z_j = −w_i w_j for the two largest weights
+    (`smallest_at` = (i, j); 0 at (0, 0) for a row of one key); `size` its Frobenius norm.
+    """
+
+    weights: np.ndarray
+    largest: float
+    largest_at: int
+    smallest: float
+    smallest_at: tuple[int, int]
+    size: float
+
+
+def row_gradient(w) -> RowGradient:
+    """`RowGradient` of one row of softmax weights (ties go to the earlier key)."""
+    w = np.asarray(w, dtype=float)
+    diagonal = w * others(w)
+    i = int(np.argmax(diagonal))
+    if w.size < 2:
+        return RowGradient(w, float(diagonal[0]), 0, 0.0, (0, 0), float(jacobian_size(w)))
+    a = int(np.argmax(w))
+    b = int(np.argmax(np.where(np.arange(w.size) == a, -np.inf, w)))
+    return RowGradient(w, float(diagonal[i]), i, float(-w[a] * w[b]), (a, b), float(jacobian_size(w)))
+
+
+@dataclass(frozen=True)
+class WorkedRow:
+    """Row `row` (0-based) of a seeded random head: its raw scores q·k and its softmax worked out
+    without ÷√d (`raw`) and with it (`scaled`)."""
+
+    d: int
+    T: int
+    seed: int
+    row: int
+    scores: np.ndarray
+    raw: RowGradient
+    scaled: RowGradient
+
+
+def worked_row(d: int, seed: int = 0, T: int = DEFAULT_T, row: int = 0) -> WorkedRow:
+    """Trial `row` of `saturation_point(d, seed, T, …)`: the same query and keys, one row in the open."""
+    d = as_count("d", d, LARGEST_D)
+    T = as_count("T", T, LARGEST_T)
+    seed = as_seed(seed)
+    row = as_count("row", row + 1, LARGEST_TRIALS) - 1
+    block = normals(seed, row * (T + 1) * d, (row + 1) * (T + 1) * d).reshape(T + 1, d)
+    S = block[1:] @ block[0]
+    return WorkedRow(
+        d=d,
+        T=T,
+        seed=seed,
+        row=row,
+        scores=S,
+        raw=row_gradient(softmax(S[None, :])[0]),
+        scaled=row_gradient(softmax(S[None, :] / math.sqrt(d))[0]),
+    )
+
+
+@dataclass(frozen=True)
+class ManyRows:
+    """The largest weight and the gradient's size over `rows` random rows, without and with ÷√d.
+
+    Each is (mean, spread over the rows); `stuck_*` the share of rows passing back less than STUCK.
+    """
+
+    d: int
+    T: int
+    rows: int
+    seed: int
+    max_weight_raw: tuple[float, float]
+    max_weight_scaled: tuple[float, float]
+    gradient_raw: tuple[float, float]
+    gradient_scaled: tuple[float, float]
+    stuck_raw: float
+    stuck_scaled: float
+
+
+@functools.lru_cache(maxsize=8)
+def many_rows(d: int, T: int = DEFAULT_T, rows: int = MANY_ROWS, seed: int = 0) -> ManyRows:
+    """What the tab measures, over many more rows than it draws: the figure the notes quote.
+
+    Drawn cheaply but exactly: for one query q and keys with independent standard-normal entries,
+    the scores q·k_j are independent normals of spread |q|, so a row of T scores is |q| times T
+    standard normals (d + T numbers a row instead of (T + 1)·d), from the same generator.
+    """
+    block = normals(seed, 0, rows * (d + T)).reshape(rows, d + T)
+    S = np.sqrt(np.square(block[:, :d]).sum(axis=1, keepdims=True)) * block[:, d:]
+
+    def softmax(Z):  # numpy's own exp: these figures are Python's alone (the page is given them)
+        e = np.exp(Z - Z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    W_raw, W_scaled = softmax(S), softmax(S / math.sqrt(d))
+    g_raw, g_scaled = jacobian_size(W_raw), jacobian_size(W_scaled)
+    return ManyRows(
+        d=d,
+        T=T,
+        rows=rows,
+        seed=seed,
+        max_weight_raw=mean_and_spread(W_raw.max(axis=-1)),
+        max_weight_scaled=mean_and_spread(W_scaled.max(axis=-1)),
+        gradient_raw=mean_and_spread(g_raw),
+        gradient_scaled=mean_and_spread(g_scaled),
+        stuck_raw=float((g_raw < STUCK).mean()),
+        stuck_scaled=float((g_scaled < STUCK).mean()),
+    )
 
 
 def saturation_point(
@@ -103,7 +304,8 @@ def saturation_point(
     batch = max(1, CHUNK_NUMBERS // ((T + 1) * d))
     n = 0
     total = total_sq = 0.0
-    max_raw = max_scaled = ent_raw = ent_scaled = 0.0
+    ent_raw = ent_scaled = 0.0
+    per_row: dict[str, list] = {"max_raw": [], "max_scaled": [], "grad_raw": [], "grad_scaled": []}
     for start in range(0, trials, batch):
         b = min(batch, trials - start)
         block = normals(seed, start * (T + 1) * d, (start + b) * (T + 1) * d).reshape(b, T + 1, d)
@@ -114,14 +316,21 @@ def saturation_point(
         total_sq += float(np.square(S).sum())
         W_raw = softmax(S)
         W_scaled = softmax(S / sqrt_d)
-        max_raw += float(W_raw.max(axis=-1).sum())
-        max_scaled += float(W_scaled.max(axis=-1).sum())
+        per_row["max_raw"].append(W_raw.max(axis=-1))
+        per_row["max_scaled"].append(W_scaled.max(axis=-1))
+        per_row["grad_raw"].append(jacobian_size(W_raw))
+        per_row["grad_scaled"].append(jacobian_size(W_scaled))
         ent_raw += float(entropy(W_raw).sum())
         ent_scaled += float(entropy(W_scaled).sum())
 
     mean = total / n
     # Population spread of all scores pooled; max(…, 0) guards rounding when T·trials is 1.
     score_std = math.sqrt(max(total_sq / n - mean * mean, 0.0))
+    rows = {name: np.concatenate(parts) for name, parts in per_row.items()}
+    max_raw, max_raw_spread = mean_and_spread(rows["max_raw"])
+    max_scaled, max_scaled_spread = mean_and_spread(rows["max_scaled"])
+    grad_raw, grad_raw_spread = mean_and_spread(rows["grad_raw"])
+    grad_scaled, grad_scaled_spread = mean_and_spread(rows["grad_scaled"])
     return SaturationPoint(
         d=d,
         T=T,
@@ -130,11 +339,26 @@ def saturation_point(
         sqrt_d=sqrt_d,
         score_std=score_std,
         scaled_score_std=score_std / sqrt_d,
-        max_weight_raw=max_raw / trials,
-        max_weight_scaled=max_scaled / trials,
+        max_weight_raw=max_raw,
+        max_weight_scaled=max_scaled,
         entropy_raw=ent_raw / trials,
         entropy_scaled=ent_scaled / trials,
         uniform_entropy=math.log(T),
+        max_weight_raw_spread=max_raw_spread,
+        max_weight_scaled_spread=max_scaled_spread,
+        gradient_raw=grad_raw,
+        gradient_scaled=grad_scaled,
+        gradient_raw_spread=grad_raw_spread,
+        gradient_scaled_spread=grad_scaled_spread,
+        gradient_raw_low=quantile(rows["grad_raw"], LOW_QUANTILE),
+        gradient_raw_high=quantile(rows["grad_raw"], HIGH_QUANTILE),
+        gradient_scaled_low=quantile(rows["grad_scaled"], LOW_QUANTILE),
+        gradient_scaled_high=quantile(rows["grad_scaled"], HIGH_QUANTILE),
+        stuck_raw=float((rows["grad_raw"] < STUCK).mean()),
+        stuck_scaled=float((rows["grad_scaled"] < STUCK).mean()),
+        # a uniform row, w = 1/T everywhere: ‖J‖² = T·(1/T)²·((1 − 1/T)² + (T − 1)/T²) = (T − 1)/T²
+        uniform_gradient=math.sqrt(T - 1) / T,
+        least_gradient_row=int(np.argmin(rows["grad_raw"])),
     )
 
 
@@ -154,6 +378,14 @@ class SaturationCurve:
     max_weight_scaled: np.ndarray
     entropy_raw: np.ndarray
     entropy_scaled: np.ndarray
+    gradient_raw: np.ndarray
+    gradient_scaled: np.ndarray
+    gradient_raw_low: np.ndarray
+    gradient_raw_high: np.ndarray
+    gradient_scaled_low: np.ndarray
+    gradient_scaled_high: np.ndarray
+    stuck_raw: np.ndarray
+    stuck_scaled: np.ndarray
     T: int
     trials: int
     seed: int
@@ -168,6 +400,14 @@ class SaturationCurve:
         "max_weight_scaled",
         "entropy_raw",
         "entropy_scaled",
+        "gradient_raw",
+        "gradient_scaled",
+        "gradient_raw_low",
+        "gradient_raw_high",
+        "gradient_scaled_low",
+        "gradient_scaled_high",
+        "stuck_raw",
+        "stuck_scaled",
     )
 
     def columns(self) -> dict[str, list]:

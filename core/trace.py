@@ -56,6 +56,7 @@ class RowChecks:
     max_weight: float
     max_key: int
     entropy: float | None  # nats; None when the weights are not a distribution
+    shown_hundredths: int  # the weights as the steps show them (two places) added up, in hundredths
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,14 @@ def row_checks(head: Head, i: int) -> RowChecks:
         max_weight=float(w.max()),
         max_key=int(np.argmax(w)),
         entropy=entropy,
+        shown_hundredths=shown_hundredths(w),
     )
+
+
+def shown_hundredths(w) -> int:
+    """What the weights add to as printed at two places ("0.13" + "0.56" + … ), in hundredths, exactly:
+    the chapter's own rounded weights for 'it' add to 1.01. Only meaningful for weights below 1e6."""
+    return sum(int(fmt(v).replace(".", "")) for v in w) if np.all(np.abs(w) < 1e6) else 0
 
 
 @np.errstate(over="ignore")

@@ -2,17 +2,19 @@
 // served page and by the static export (after BokehJS is defined or before: it waits for it).
 //
 // Bokeh 3.9 widgets render in shadow DOM and have no property for an accessible name, so this module
-// hooks one BokehJS method, DOMView.r_after_render (called once a view and its children are rendered),
-// and fixes up each view from data the page declares (widgets/a11y.py):
-//   * controls get accessible names from the document's "a11y-names" source (model name -> name), or
-//     from their own title; slider handles keep noUiSlider's aria-valuenow/-valuetext, which it updates
-//     on every move; toolbar buttons become named buttons; button groups and tabs say which is on;
-//   * every figure listed in the "a11y-figures" source gets a <details> after its document root with
+// follows BokehJS's views with its public index of them (Bokeh.index) and the page's DOM: each time a view
+// is added or renders anew (a MutationObserver on the page and on every view's shadow root says when), it
+// fixes up that view and the views inside it, in the same task, from data the page declares
+// (widgets/a11y.py):
+//   * controls get accessible names from the document's "a11y-names" model (model name -> name), or
+//     from their own title; slider handles keep noUiSlider's aria-valuetext, which it updates on every
+//     move, and get the exact value as aria-valuenow (noUiSlider's is rounded to one decimal); toolbar
+//     buttons become named buttons; button groups and tabs say which is on;
+//   * every figure listed in the page's "a11y-figures" JSON gets a <details> after its document root with
 //     its numbers as an HTML table, built from the figure's own ColumnDataSource (so it follows every
 //     move in both pages). A closed table is not rebuilt: it is marked stale and built when opened;
 //   * every shadow root gets a visible focus ring.
-// If a BokehJS upgrade removes the hook, this says so on the console and A11y.hooked stays false
-// (tests/test_a11y.py fails on it).
+// It touches no BokehJS internals (static/bokeh_seam.js holds those), so it works on any BokehJS 3.
 (function (root, factory) {
   if (typeof module === "object" && module.exports) module.exports = factory(null);
   else root.A11y = factory(root);
@@ -182,53 +184,59 @@
 
   // --- the page --------------------------------------------------------------------------------------
 
-  const esc = (text) =>
-    String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  const esc = (text) => win.AttentionHead.escapeHtml(text); // the page's one escaper (static/pyformat.js)
 
-  const state = { hooked: false, docs: new WeakMap(), focusSheet: null, tableSheet: null, tables: new Set() };
+  const state = { following: false, docs: new WeakMap(), focusSheet: null, tableSheet: null, tables: new Set() };
+  // what this module has done to a view, by view (its own marks, kept off BokehJS's objects)
+  const marks = new WeakMap();
+  const marked = (view) => {
+    let m = marks.get(view);
+    if (m === undefined) {
+      m = {};
+      marks.set(view, m);
+    }
+    return m;
+  };
   const isTabs = (view) => Boolean(view.model && Array.isArray(view.model.tabs) && typeof view.model.active === "number");
 
   function docState(doc) {
     let s = state.docs.get(doc);
     if (s === undefined) {
-      s = { names: null, figures: null, tables: new Map() };
-      const names = doc.get_model_by_name(NAMES);
-      if (names) names.change.connect(() => { s.names = null; sweep(); });
+      s = { names: null, tables: new Map() };
+      const model = doc.get_model_by_name(NAMES);
+      if (model) model.connect(model.properties.names.change, () => { s.names = null; sweep(); });
       state.docs.set(doc, s);
     }
     return s;
   }
 
+  // The controls' names: the document's A11yNames model (widgets/a11y.py), model name -> name.
   function namesOf(doc) {
     const s = docState(doc);
     if (s.names === null) {
-      s.names = new Map();
-      const source = doc.get_model_by_name(NAMES);
-      if (source) {
-        const models = col(source.data, "model"), names = col(source.data, "name");
-        for (let k = 0; k < models.length; k++) s.names.set(models[k], names[k]);
-      }
+      const model = doc.get_model_by_name(NAMES);
+      const names = model ? model.names : null;
+      s.names = names instanceof Map ? names : new Map(Object.entries(names || {}));
     }
     return s.names;
   }
 
-  function figuresOf(doc) {
-    const s = docState(doc);
-    if (s.figures === null) {
-      s.figures = new Map();
-      const source = doc.get_model_by_name(FIGURES);
-      if (source) {
-        const d = source.data, figures = col(d, "figure");
-        for (let k = 0; k < figures.length; k++) {
-          s.figures.set(figures[k], {
-            order: k, kind: col(d, "kind")[k], source: col(d, "source")[k], summary: col(d, "summary")[k],
-            announce: Boolean(col(d, "announce") && col(d, "announce")[k]),
-            columns: col(d, "columns") && col(d, "columns")[k] ? JSON.parse(col(d, "columns")[k]) : [],
-          });
-        }
-      }
+  // Which figures get a table, the same for every document on the page: the JSON the page's template
+  // carries (widgets/a11y.py figures_script), read once.
+  let figures = null;
+  function figuresOf() {
+    if (figures !== null) return figures;
+    const script = win.document.getElementById(FIGURES);
+    if (!script) return new Map(); // (not parsed yet)
+    figures = new Map();
+    try {
+      Object.entries(JSON.parse(script.textContent)).forEach(([name, spec], order) => {
+        figures.set(name, Object.assign({ order }, spec));
+      });
+    } catch (err) {
+      console.error("a11y.js: the figures' tables cannot be read", err);
     }
-    return s.figures;
+    return figures;
   }
 
   function titleText(model) {
@@ -283,7 +291,10 @@
     const declared = model.name ? namesOf(doc).get(model.name) : undefined;
     const name = declared !== undefined ? declared : titleText(model) || labelBefore(view);
     if (declared !== undefined && typeof model.text === "string" && view.el) scrollRegion(view.el, declared);
-    for (const handle of ownFields(view, ".noUi-handle")) if (name) setAttr(handle, "aria-label", name);
+    for (const handle of ownFields(view, ".noUi-handle")) {
+      if (name) setAttr(handle, "aria-label", name);
+      exactValues(view.model, handle);
+    }
     for (const field of ownFields(view, "input:not([type=checkbox]):not([type=radio]), select, textarea")) {
       if (declared !== undefined) setAttr(field, "aria-label", declared);
     }
@@ -296,9 +307,30 @@
     if (Array.isArray(model.labels) && typeof model.active === "number") buttonGroup(view, name);
     if (typeof model.collapsed === "boolean" && view.button_el instanceof HTMLElement) card(view);
     if (isTabs(view)) tabs(view);
-    else if (view.parent && view.parent._a11yMarkTabs) view.parent._a11yMarkTabs(); // a tab's new panel
+    else if (view.parent && marked(view.parent).markTabs) marked(view.parent).markTabs(); // a tab's new panel
     if (typeof model.text === "string") htmlTabs(view);
     if (model.renderers !== undefined && model.toolbar !== undefined) figure(view, doc);
+  }
+
+  // noUiSlider tells assistive technology a slider's value, and its ends, rounded to one decimal
+  // (aria-valuenow 0.3 for 0.25) on every move: each is written back as the model's exact value, as a link
+  // writes it (static/explorer.js numberAtStep: 0.45, not 0.4500000000000002).
+  const exact = new WeakSet();
+  function exactValues(model, handle) {
+    if (typeof model.value !== "number" || exact.has(handle)) return;
+    exact.add(handle);
+    const logic = win.HeadLogic;
+    const text = (x) => (logic && logic.numberAtStep ? logic.numberAtStep(x, model.step) : String(x));
+    const write = () => {
+      if (typeof model.value !== "number") return;
+      setAttr(handle, "aria-valuenow", text(model.value));
+      setAttr(handle, "aria-valuemin", text(model.start));
+      setAttr(handle, "aria-valuemax", text(model.end));
+    };
+    new MutationObserver(write).observe(handle, {
+      attributes: true, attributeFilter: ["aria-valuenow", "aria-valuemin", "aria-valuemax"],
+    });
+    write();
   }
 
   // A text panel that scrolls (the training lab's steps): a keyboard reaches and scrolls it only as a Tab
@@ -338,17 +370,17 @@
     if (view.model.type === "OnOffButton" && tool.properties.active) { // hover and other tools one turns on or off
       const mark = () => setAttr(view.el, "aria-pressed", String(Boolean(tool.active)));
       mark();
-      if (!view._a11yActive) {
-        view._a11yActive = true;
-        view.connect(tool.properties.active.change, mark);
-      }
+      watch(view, tool, "active", mark);
     }
   }
 
-  function watch(view, property, key, action) {
-    if (view[key]) return;
-    view[key] = true;
-    view.connect(view.model.properties[property].change, action);
+  // `action` at each change of `model`'s `property`, once per view (it goes with the view)
+  function watch(view, model, property, action) {
+    const m = marked(view);
+    const key = `watch ${property}`;
+    if (m[key]) return;
+    m[key] = true;
+    view.connect(model.properties[property].change, action);
   }
 
   function buttonGroup(view, name) {
@@ -359,7 +391,7 @@
     const mark = () => ownFields(view, ".bk-btn-group > button").forEach((b, k) =>
       setAttr(b, "aria-pressed", String(k === view.model.active)));
     mark();
-    watch(view, "active", "_a11yActive", () => requestAnimationFrame(mark));
+    watch(view, view.model, "active", () => requestAnimationFrame(mark));
   }
 
   // Panel's Card (the served page's "Edit the head"): its header is a button that shows or hides the rest;
@@ -367,12 +399,7 @@
   function card(view) {
     const mark = () => setAttr(view.button_el, "aria-expanded", String(!view.model.collapsed));
     mark();
-    watch(view, "collapsed", "_a11yCollapsed", mark);
-    if (!view._a11yRender) { // new contents (the served editor, built when first opened) re-render the header
-      view._a11yRender = true;
-      const render = view.render;
-      view.render = function () { render.call(this); mark(); };
-    }
+    watch(view, view.model, "collapsed", mark); // (a header made anew, with new contents: decorated again)
   }
 
   // The WAI-ARIA tabs pattern (https://www.w3.org/WAI/ARIA/apg/patterns/tabs/) on a strip of tabs: roles,
@@ -452,16 +479,17 @@
       selected: view.model.active,
     });
     const mark = tabPattern(wrapper, strip, `a11y-${view.model.id}`);
-    view._a11yMarkTabs = () => { headerFirst(view); mark(); };
-    view._a11yMarkTabs();
-    watch(view, "active", "_a11yActive", () => requestAnimationFrame(() => view._a11yMarkTabs()));
-    watch(view, "tabs", "_a11yTabsChanged", () => requestAnimationFrame(() => view._a11yMarkTabs()));
+    const m = marked(view);
+    m.markTabs = () => { headerFirst(view, wrapper.parentElement); mark(); };
+    m.markTabs();
+    watch(view, view.model, "active", () => requestAnimationFrame(() => m.markTabs()));
+    watch(view, view.model, "tabs", () => requestAnimationFrame(() => m.markTabs()));
   }
 
   // BokehJS puts the tab strip after the panels in the DOM (CSS grid draws it above them), so the Tab key
   // would reach a panel's controls before the tabs: the strip is moved before them.
-  function headerFirst(view) {
-    const header = view.header_el, panels = new Set((view.child_views || []).map((child) => child.el));
+  function headerFirst(view, header) {
+    const panels = new Set((view.child_views || []).map((child) => child.el));
     if (!header || !header.parentNode) return;
     const first = Array.from(header.parentNode.children).find((el) => el === header || panels.has(el));
     if (first !== header) header.parentNode.insertBefore(header, first);
@@ -496,7 +524,7 @@
 
   function figure(view, doc) {
     const model = view.model;
-    const spec = figuresOf(doc).get(model.name);
+    const spec = figuresOf().get(model.name);
     if (!spec || !view.el) return;
     setAttr(view.el, "role", "figure");
     setAttr(view.el, "aria-label", `${figureTitle(model)}. Its numbers: "${spec.summary}", below.`);
@@ -650,23 +678,83 @@
     );
   }
 
-  // --- installing ------------------------------------------------------------------------------------
+  // --- following the views ---------------------------------------------------------------------------
+  // BokehJS's index of views (public: Bokeh.index) says which views there are; the DOM says when one is
+  // added or renders anew. A MutationObserver watches the page and every view's shadow root it has seen:
+  // a change inside a view's shadow root decorates that view and those inside it again; a document's root
+  // view put on the page (an element with a shadow root) decorates the root views not seen before. Its
+  // callback runs in the task that made the change, before the browser paints.
 
-  function* views() {
-    const index = win.Bokeh && win.Bokeh.index;
-    const roots = index ? (index.roots ? [...index.roots] : Object.values(index)) : [];
-    const stack = [...roots];
+  const shadows = new WeakMap(); // shadow root → its view
+  const seenRoots = new WeakSet();
+  let observer = null;
+
+  function decorateTree(view) {
+    const stack = [view];
     while (stack.length) {
       const v = stack.pop();
-      yield v;
+      const shadow = v.shadow_el;
+      if (shadow && !shadows.has(shadow)) {
+        shadows.set(shadow, v);
+        observer.observe(shadow, { childList: true, subtree: true });
+      }
+      try { decorate(v); } catch (err) { console.error("a11y.js:", err); }
       if (typeof v.children === "function") for (const c of v.children()) stack.push(c);
     }
   }
 
+  function rootViews() {
+    const index = win.Bokeh && win.Bokeh.index;
+    return index && index.roots ? index.roots : [];
+  }
+
+  /** Decorate every view on the page again (the controls' names changed). */
   function sweep() {
-    for (const v of views()) {
-      try { decorate(v); } catch (err) { console.error("a11y.js:", err); }
+    if (observer === null) return;
+    for (const view of rootViews()) {
+      seenRoots.add(view);
+      decorateTree(view);
     }
+  }
+
+  // The root views not decorated yet. (BokehJS puts a root view on the page a moment before it lists it in
+  // its index: asked again in the next task.)
+  function newRoots() {
+    for (const view of rootViews()) {
+      if (seenRoots.has(view) || !view.el || !view.el.isConnected) continue;
+      seenRoots.add(view);
+      decorateTree(view);
+    }
+  }
+
+  // A change made by this module, or by BokehJS to a style sheet's text.
+  const ignored = (target) => target.nodeName === "STYLE" ||
+    (typeof target.closest === "function" && target.closest(".a11y-tables") !== null);
+  const addsShadow = (record) => Array.from(record.addedNodes).some((node) => node.nodeType === 1 &&
+    node.shadowRoot !== null);
+
+  function domChanged(records) {
+    const again = new Set();
+    let roots = false;
+    for (const record of records) {
+      if (ignored(record.target)) continue;
+      const view = shadows.get(record.target.getRootNode());
+      if (view !== undefined) again.add(view);
+      else if (addsShadow(record)) roots = true;
+    }
+    for (const view of again) if (view.el && view.el.isConnected) decorateTree(view);
+    if (roots) {
+      newRoots();
+      setTimeout(newRoots, 0);
+    }
+  }
+
+  function follow() {
+    if (observer !== null) return;
+    observer = new MutationObserver(domChanged);
+    observer.observe(win.document.documentElement, { childList: true, subtree: true });
+    state.following = true;
+    newRoots(); // views made before this ran
   }
 
   /** Rebuild every open table that a change has left stale, now rather than at the next frame (for timing). */
@@ -675,45 +763,19 @@
   }
 
   /** Rename the controls for new tokens or widths (the export's glue calls this): the same names as
-   * widgets/a11y.py accessible_names gives, kept in the document's "a11y-names" source. */
+   * widgets/a11y.py accessible_names gives, kept in the document's A11yNames model. */
   function renameControls(doc, labels, C, d) {
-    const source = doc.get_model_by_name(NAMES);
-    if (!source) return;
-    const models = Array.from(col(source.data, "model")), names = Array.from(col(source.data, "name"));
+    const model = doc.get_model_by_name(NAMES);
+    if (!model) return;
     const fixed = {};
-    models.forEach((m, k) => { if (!GENERATED.test(m)) fixed[m] = names[k]; });
-    const all = accessibleNames(fixed, labels, C, d);
-    const value = { model: Object.keys(all), name: Object.values(all) };
-    source.data = source.data instanceof Map ? new Map(Object.entries(value)) : value;
+    for (const [name, spoken] of namesOf(doc)) if (!GENERATED.test(name)) fixed[name] = spoken;
+    model.names = new Map(Object.entries(accessibleNames(fixed, labels, C, d)));
   }
 
-  function install() {
-    let proto = null;
-    try { proto = win.Bokeh.require("core/dom_view").DOMView.prototype; } catch (e) { /* reported below */ }
-    if (!proto || typeof proto.r_after_render !== "function") {
-      console.error("a11y.js: this BokehJS has no DOMView.r_after_render; controls are not named");
-      return;
-    }
-    if (!proto.r_after_render.a11y) {
-      const after = proto.r_after_render;
-      proto.r_after_render = function () {
-        after.call(this);
-        try { decorate(this); } catch (err) { console.error("a11y.js:", err); }
-      };
-      proto.r_after_render.a11y = true;
-    }
-    state.hooked = true;
-    sweep(); // views rendered before the hook was in place
-  }
-
-  if (win.Bokeh && win.Bokeh.require) install();
-  // static/when_bokeh.js, where it is loaded: also in time for a page that makes its views before
-  // DOMContentLoaded (the static export)
-  else if (typeof win.whenBokeh === "function") win.whenBokeh(install);
-  else win.document.addEventListener("DOMContentLoaded", install, { once: true });
+  follow(); // at once: the export makes its first views while the page is still being read
 
   return {
-    get hooked() { return state.hooked; },
+    get following() { return state.following; },
     cellsTable, blendTable, barsTable, seriesTable, sliderName, accessibleNames, renameControls, sweep, tableHtml, renderOpen,
   };
 });

@@ -1,24 +1,29 @@
 /*
- * One attention head in the browser: a port of core/attention.py, core/trace.py
- * and widgets/viewdata.py, so the static page shows exactly what the served
- * widget shows.  tests/test_parity.py holds the two together (numbers to 1e-9,
+ * One attention head in the browser: a port of core/attention.py, core/options.py (checking an option
+ * against the table of switches), core/trace.py and widgets/viewdata.py, so the static page shows
+ * exactly what the served widget shows.  tests/test_parity.py holds the two together (numbers and
  * strings identical), so change both sides together.
  *
- * Plain ES2019, no dependencies.  In a page it defines the global
- * `AttentionHead`; in Node, require() returns the same object.
+ * The switches are not listed here: `attend` takes the table core.options.table_json() makes (the
+ * page's config.switches) and reads every option's name, default and limits from it.
+ *
+ * Plain ES2020, on static/pyformat.js (Python's number formatting: the page's one formatter and one
+ * HTML escaper).  In a page it defines the global `AttentionHead` (after PyFormat); in Node, require()
+ * returns the same object.
  */
 (function (root, factory) {
-  if (typeof module === 'object' && module.exports) module.exports = factory();
-  else root.AttentionHead = factory();
-})(typeof self !== 'undefined' ? self : this, function () {
+  if (typeof module === 'object' && module.exports) module.exports = factory(require('./pyformat.js'));
+  else root.AttentionHead = factory(root.PyFormat);
+})(typeof self !== 'undefined' ? self : this, function (PyFormat) {
   'use strict';
 
-  const NORMALISERS = ['softmax', 'raw', 'top1'];
-  const LARGEST_ENTRY = 1e100; // as core.attention: beyond this Q·Kᵀ overflows
+  const LARGEST_ENTRY = 1e100; // as core.options: beyond this Q·Kᵀ overflows
+  // as core.attention.SCORES_OVERFLOW
+  const SCORES_OVERFLOW =
+    'X, the W matrices and the X multiplier are too large together: the scores overflow to infinity';
   const EXPONENT_FROM = 1e6; // as core.trace: print huge numbers as 1.23e+06
   const EXP_SHOWN_UP_TO = 50; // as core.trace: larger rows show exp(s − max)
   const MIN_SCORE_LIMIT = 1; // as widgets.viewdata: colour range never narrower
-  const NUMBERS_UP_TO = 12; // as widgets.viewdata: above this many rows or columns, cells show no number
   const VECTOR = /\[[^\[\]]*\]/g; // as widgets.viewdata: a printed vector, kept on one line
 
   class AttentionError extends Error {
@@ -123,48 +128,7 @@
     return best;
   }
 
-  // --- formatting, as Python's f"{x:.2f}" / f"{x:.2e}" ---------------------------
-
-  function power(base, n) {
-    let p = 1;
-    for (let k = 0; k < n; k++) p *= base; // exact while p < 2^53, unlike some Math.pow
-    return p;
-  }
-
-  // Is a exactly M·10^k?  Scaling by 2^k is exact, and 10^k = 2^k·5^k.
-  function isExactly(a, M, k) {
-    if (k < 0) {
-      const y = a * power(2, -k);
-      return Number.isInteger(y) && y * power(5, -k) === M;
-    }
-    if (k > 22) return false; // 5^k would exceed a double's 53-bit mantissa
-    const y = a / power(2, k);
-    const p = power(5, k);
-    return Number.isInteger(y) && y % p === 0 && y / p === M;
-  }
-
-  // JS's toFixed/toExponential round the exact binary value, as Python does,
-  // but break exact ties (0.125 → "0.13") away from zero; Python breaks them to
-  // even ("0.12").  So detect an exact tie and keep the even neighbour.
-  function pythonFormat(x, digits, exponent) {
-    const a = Math.abs(x);
-    const show = (n) => (exponent ? a.toExponential(n) : a.toFixed(n));
-    let text = show(digits);
-    // A fixed-point tie needs a to have at most digits + 1 binary places: check that first, it is cheap.
-    if (!exponent && !Number.isInteger(a * power(2, digits + 1))) return (x < 0 ? '-' : '') + text;
-    const [mantissa, exp = ''] = show(digits + 1).split('e');
-    if (mantissa.endsWith('5')) {
-      const fraction = (mantissa.split('.')[1] || '').length;
-      const M = Number(mantissa.replace('.', ''));
-      if (isExactly(a, M, Number(exp) - fraction)) {
-        const kept = mantissa.slice(0, -1).replace(/\.$/, '');
-        if (Number(kept[kept.length - 1]) % 2 === 0) text = kept + (exp ? 'e' + exp : '');
-      }
-    }
-    // Python writes at least two exponent digits: 1.00e+06, not 1.00e+6.
-    text = text.replace(/e([+-])(\d)$/, (_, sign, digit) => 'e' + sign + '0' + digit);
-    return (x < 0 ? '-' : '') + text;
-  }
+  // --- formatting: static/pyformat.js, as core.trace.fmt uses Python's f"{x:.2f}" / f"{x:.2e}" ----------
 
   /** One number for display: −∞ for masked, no "-0.00", exponent form when huge. */
   function fmt(x, digits = 2) {
@@ -172,7 +136,7 @@
     if (x === Infinity) return '∞';
     if (x === -Infinity) return '−∞';
     if (Number.isNaN(x)) return 'NaN';
-    let text = pythonFormat(x, digits, Math.abs(x) >= EXPONENT_FROM);
+    let text = Math.abs(x) >= EXPONENT_FROM ? PyFormat.expo(x, digits) : PyFormat.fixed(x, digits);
     if (text[0] === '-' && Number(text) === 0) text = text.slice(1);
     return text;
   }
@@ -181,15 +145,7 @@
     return '[' + Array.from(values, (v) => fmt(v, digits)).join(', ') + ']';
   }
 
-  // Python's html.escape(s, quote=True).
-  function escapeHtml(s) {
-    return String(s)
-      .replace(/&/g, '&amp;')
-      .replace(/</g, '&lt;')
-      .replace(/>/g, '&gt;')
-      .replace(/"/g, '&quot;')
-      .replace(/'/g, '&#x27;');
-  }
+  const escapeHtml = PyFormat.escapeHtml; // Python's html.escape(s, quote=True)
 
   // --- input checks -------------------------------------------------------------
 
@@ -209,23 +165,97 @@
       r.forEach((v, j) => {
         if (typeof v !== 'number') throw new AttentionError(`${name}[${i}, ${j}] is not a number`);
         if (!Number.isFinite(v)) {
-          throw new AttentionError(`${name}[${i}, ${j}] is ${v}; every entry must be a finite number`);
+          throw new AttentionError(
+            `${name}[${i}, ${j}] is ${PyFormat.reprFloat(v)}; every entry must be a finite number`);
         }
         if (Math.abs(v) > LARGEST_ENTRY) {
-          throw new AttentionError(`${name}[${i}, ${j}] is ${v}; entries must lie within ±1e+100`);
+          throw new AttentionError(`${name}[${i}, ${j}] is ${PyFormat.general(v)}; entries must lie within ` +
+            `±${PyFormat.general(LARGEST_ENTRY)}`);
         }
       });
     });
     return rows;
   }
 
-  function asFiniteNumber(name, value) {
-    const x = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (typeof x !== 'number' || !Number.isFinite(x)) {
-      throw new AttentionError(`${name} is ${String(value)}; expected a finite number`);
+  // --- an option against its row of the table (core.options), with Python's messages -----------------
+
+  const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+  const SPECIAL_NUMBER = /^[+-]?(inf|infinity|nan)$/i;
+
+  /** Python's float(value) for what a control can send; null when Python would raise. */
+  function pyFloat(value) {
+    if (typeof value === 'boolean') return value ? 1 : 0;
+    if (typeof value === 'number') return value;
+    if (typeof value !== 'string') return null;
+    const t = value.trim();
+    if (PLAIN_NUMBER.test(t)) return Number(t);
+    if (SPECIAL_NUMBER.test(t)) {
+      const neg = t[0] === '-';
+      return /nan/i.test(t) ? NaN : neg ? -Infinity : Infinity;
     }
-    if (Math.abs(x) > LARGEST_ENTRY) throw new AttentionError(`${name} is ${x}; it must lie within ±1e+100`);
+    return null;
+  }
+
+  /** repr() of what a control can send: None, a bool, a float or a string. */
+  function pyRepr(v) {
+    if (v === null || v === undefined) return 'None';
+    if (v === true) return 'True';
+    if (v === false) return 'False';
+    if (typeof v === 'number') return PyFormat.reprFloat(v);
+    const s = String(v);
+    const q = s.indexOf("'") >= 0 && s.indexOf('"') < 0 ? '"' : "'";
+    const body = s
+      .replace(/\\/g, '\\\\')
+      .replace(/\n/g, '\\n')
+      .replace(/\r/g, '\\r')
+      .replace(/\t/g, '\\t')
+      .split(q)
+      .join('\\' + q);
+    return q + body + q;
+  }
+
+  /** core.options.as_finite_number: `value` as a number, or AttentionError if it is not a usable one. */
+  function asFiniteNumber(name, value) {
+    const x = pyFloat(value);
+    if (x === null) throw new AttentionError(`${name} is ${pyRepr(value)}; expected a number`);
+    if (!Number.isFinite(x)) {
+      throw new AttentionError(`${name} is ${PyFormat.reprFloat(x)}; expected a finite number`);
+    }
+    if (Math.abs(x) > LARGEST_ENTRY) {
+      const g = PyFormat.general;
+      throw new AttentionError(`${name} is ${g(x)}; it must lie within ±${g(LARGEST_ENTRY)}`);
+    }
     return x;
+  }
+
+  /** core.options.check_option: the value option `name` takes, by its row of `switches` (the table). */
+  function checkOption(switches, name, value) {
+    const s = switches.find((row) => row.name === name);
+    if (s === undefined) throw new AttentionError(`there is no option called ${pyRepr(name)}`);
+    if (s.kind === 'toggle') return Boolean(value);
+    if (s.kind === 'choice') {
+      if (s.choices.indexOf(value) < 0) {
+        throw new AttentionError(`${name} is ${pyRepr(value)}; expected one of ${s.choices.join(', ')}`);
+      }
+      return value;
+    }
+    const x = asFiniteNumber(name, value);
+    if (!(s.low <= x && x <= s.high)) {
+      const g = PyFormat.general;
+      throw new AttentionError(`${name} is ${g(x)}; expected a number from ${g(s.low)} to ${g(s.high)}`);
+    }
+    return x;
+  }
+
+  /** Every option of the table: the given ones checked (as Options().replace), the others at their default. */
+  function optionsFrom(switches, given) {
+    if (!Array.isArray(switches)) {
+      throw new TypeError('attend() needs the table of switches (core.options.table_json())');
+    }
+    const unknown = Object.keys(given).filter((k) => !switches.some((s) => s.name === k));
+    if (unknown.length) throw new TypeError(`attend() got unknown options: ${unknown.sort().join(', ')}`);
+    return Object.fromEntries(switches.map((s) =>
+      [s.name, given[s.name] === undefined ? s.default : checkOption(switches, s.name, given[s.name])]));
   }
 
   const shape = (A) => `(${A.length}, ${A[0].length})`;
@@ -252,10 +282,11 @@
 
   /**
    * Run one head on token vectors X [T, C]; keep every step, like core.attention.attend.
-   * options: {scaling = true, causal = true, tied_qk = false, normaliser = 'softmax', x_scale = 1}
+   * options: {name: value} for any of the table's switches (scaling, causal, tied_qk, normaliser, x_scale,
+   * temperature, as `switches`, core.options.table_json(), declares them); one left out takes its default.
    */
-  function attend(X, W_Q, W_K, W_V, options = {}) {
-    const flag = (name, fallback) => (options[name] === undefined ? fallback : Boolean(options[name]));
+  function attend(X, W_Q, W_K, W_V, options, switches) {
+    const o = optionsFrom(switches, options || {});
     X = asMatrix('X', X);
     W_Q = asMatrix('W_Q', W_Q);
     W_K = asMatrix('W_K', W_K);
@@ -271,43 +302,29 @@
         throw new AttentionError(`${name} has shape ${shape(W)}; expected (${C}, ${d}) to match W_Q`);
       }
     }
-    const normaliser = options.normaliser === undefined ? 'softmax' : options.normaliser;
-    if (!NORMALISERS.includes(normaliser)) {
-      const expected = NORMALISERS.join(', ');
-      throw new AttentionError(`normaliser is ${JSON.stringify(normaliser)}; expected one of ${expected}`);
-    }
-    const x_scale = asFiniteNumber('x_scale', options.x_scale === undefined ? 1 : options.x_scale);
-    const scaling = flag('scaling', true);
-    const causal = flag('causal', true);
-    const tied_qk = flag('tied_qk', false);
-    const temperature = options.temperature === undefined ? 1 : options.temperature;
-    if (typeof temperature !== 'number' || !(temperature > 0) || !Number.isFinite(temperature)) {
-      throw new AttentionError(`temperature is ${String(temperature)}; expected a number above 0`);
-    }
 
-    const Xs = X.map((row) => row.map((v) => v * x_scale));
-    const W_K_used = tied_qk ? W_Q : W_K;
+    const Xs = X.map((row) => row.map((v) => v * o.x_scale));
+    const W_K_used = o.tied_qk ? W_Q : W_K;
     const Q = matmul(Xs, W_Q);
     const K = matmul(Xs, W_K_used);
     const V = matmul(Xs, W_V);
     const scores = matmul(Q, transpose(K));
-    if (!allFinite(scores) || !allFinite(V)) {
-      throw new AttentionError(
-        'X, the W matrices and the X multiplier are too large together: the scores overflow to infinity'
-      );
-    }
+    if (!allFinite(scores) || !allFinite(V)) throw new AttentionError(SCORES_OVERFLOW);
     const root = Math.sqrt(d);
-    let scaled = scaling ? scores.map((row) => row.map((v) => v / root)) : copy(scores);
-    if (temperature !== 1) scaled = scaled.map((row) => row.map((v) => v / temperature)); // as core.attention.cool
-    const masked = scaled.map((row, i) => row.map((v, j) => (causal && j > i ? -Infinity : v)));
-    const weights = masked.map((row) => normaliseRow(row, normaliser));
+    let scaled = o.scaling ? scores.map((row) => row.map((v) => v / root)) : copy(scores);
+    const tau = o.temperature;
+    if (tau !== 1) scaled = scaled.map((row) => row.map((v) => v / tau)); // as core.attention.cool
+    if (!allFinite(scaled)) { // only ÷τ with τ < 1 can do it; the softmax would read +∞ as masked
+      throw new AttentionError(`${SCORES_OVERFLOW} once divided by τ = ${PyFormat.general(tau)}`);
+    }
+    const masked = scaled.map((row, i) => row.map((v, j) => (o.causal && j > i ? -Infinity : v)));
+    const weights = masked.map((row) => normaliseRow(row, o.normaliser));
     const output = matmul(weights, V);
     if (!allFinite(output)) throw new AttentionError('the output overflows to infinity: use smaller values');
     return {
       X: Xs, W_Q, W_K: W_K_used, W_V, Q, K, V, scores, scaled, masked, weights, output,
       future: masked.map((row) => row.map((v) => v === -Infinity)),
-      T, C, d, scaling, causal, tied_qk, normaliser, x_scale, temperature,
-      options: { scaling, causal, tied_qk, normaliser, x_scale, temperature },
+      T, C, d, ...o, options: o,
     };
   }
 
@@ -331,7 +348,14 @@
       max_weight: maxOf(w),
       max_key: argmax(w),
       entropy,
+      shown_hundredths: shownHundredths(w),
     };
+  }
+
+  // as core.trace.shown_hundredths: the weights as printed at two places, added up, in hundredths
+  function shownHundredths(w) {
+    if (!w.every((v) => Math.abs(v) < 1e6)) return 0;
+    return w.reduce((total, v) => total + Number(fmt(v).replace('.', '')), 0);
   }
 
   // ÷√d (or why not), then ÷τ when the temperature is not 1, as core.trace._scale_lines.
@@ -408,16 +432,16 @@
 
   // --- view data: what each figure shows, like widgets.viewdata -------------------------
 
-  function matrixCells(M, rowLabels, colLabels, hidden = null, hiddenText = '−∞') {
+  /** widgets.viewdata.matrix_cells; `fit` = [font px, cell width px] for the cells' numbers, or null. */
+  function matrixCells(M, rowLabels, colLabels, hidden, hiddenText, fit) {
     const cells = { x: [], y: [], value: [], text: [], row: [], col: [] };
-    const numbers = Math.max(M.length, M[0].length) <= NUMBERS_UP_TO;
     M.forEach((r, i) =>
       r.forEach((v, j) => {
         const value = hidden && hidden[i][j] ? NaN : v;
         cells.x.push(j);
         cells.y.push(i);
         cells.value.push(value);
-        cells.text.push(!numbers ? '' : Number.isNaN(value) ? hiddenText : fmt(value));
+        cells.text.push(!fit ? '' : cellText(Number.isNaN(value) ? hiddenText : fmt(value), fit[0], fit[1]));
         cells.row.push(rowLabels[i]);
         cells.col.push(colLabels[j]);
       })
@@ -435,15 +459,20 @@
     const symmetric = (limit) => [-limit, limit];
     const W = head.weights.flat();
     const qkv = symmetric(scoreLimit(head.Q.concat(head.K, head.V)));
-    return {
+    const layout = heatmapLayouts(labels, head.d);
+    const fit = {};
+    for (const [figure, spec] of Object.entries(HEATMAPS)) {
+      for (const block of spec.blocks) fit[block] = layout[figure].font ? [layout[figure].font, layout[figure].cell_width] : null;
+    }
+    const out = {
       cells: {
         // Raw scores are shown whole; the mask greys out later keys from the scaled scores on.
-        scores: matrixCells(head.scores, labels, labels),
-        scaled: matrixCells(head.masked, labels, labels, head.future),
-        weights: matrixCells(head.weights, labels, labels, head.future, '0'),
-        Q: matrixCells(head.Q, labels, dims),
-        K: matrixCells(head.K, labels, dims),
-        V: matrixCells(head.V, labels, dims),
+        scores: matrixCells(head.scores, labels, labels, null, '−∞', fit.scores),
+        scaled: matrixCells(head.masked, labels, labels, head.future, '−∞', fit.scaled),
+        weights: matrixCells(head.weights, labels, labels, head.future, '0', fit.weights),
+        Q: matrixCells(head.Q, labels, dims, null, '−∞', fit.Q),
+        K: matrixCells(head.K, labels, dims, null, '−∞', fit.K),
+        V: matrixCells(head.V, labels, dims, null, '−∞', fit.V),
       },
       limits: {
         scores: symmetric(scoreLimit(head.scores)),
@@ -453,7 +482,17 @@
         K: qkv.slice(),
         V: qkv.slice(),
       },
+      layout,
     };
+    // a figure with numbers says so when some are left out (widgets/viewdata.py heatmaps; the layouts are
+    // shared: a copy that says it)
+    out.layout = Object.assign({}, layout);
+    for (const [figure, spec] of Object.entries(HEATMAPS)) {
+      if (layout[figure].font && spec.blocks.some((b) => out.cells[b].text.some((t) => !t))) {
+        out.layout[figure] = Object.assign({}, layout[figure], { note: SOME_NUMBERS });
+      }
+    }
+    return out;
   }
 
   /** Andrew's monotone chain, as widgets.viewdata.convex_hull: collinear points and duplicates dropped. */
@@ -517,16 +556,230 @@
     };
   }
 
+  /** widgets.viewdata.blend_bounds: the box around what the plot draws, its edges on a grid of a round step. */
   function blendBounds(data, margin = 0.15) {
     const xs = data.values.x.concat(data.output.x);
     const ys = data.values.y.concat(data.output.y);
     const [x0, x1, y0, y1] = [minOf(xs), maxOf(xs), minOf(ys), maxOf(ys)];
-    const pad = margin * Math.max(x1 - x0, y1 - y0, 1);
-    return [x0 - pad, x1 + pad, y0 - pad, y1 + pad];
+    const span = Math.max(x1 - x0, y1 - y0, 1);
+    const pad = margin * span;
+    const unit = roundStep(span / 8);
+    return [Math.floor((x0 - pad) / unit) * unit, Math.ceil((x1 + pad) / unit) * unit,
+      Math.floor((y0 - pad) / unit) * unit, Math.ceil((y1 + pad) / unit) * unit];
   }
 
-  const LABEL_GAP = 8; // widgets/viewdata.py
-  const BLEND_NAMED_TOP = 3; // as widgets.viewdata (tests/test_parity.py holds them equal)
+  function roundStep(v) {
+    let p = 1;
+    while (p * 10 <= v) p *= 10;
+    while (p > v) p /= 10;
+    return [1, 2, 5, 10].map((m) => m * p).find((x) => x >= v);
+  }
+
+  // --- text on the figures: widgets/figure_text.py (tests/test_parity.py holds the two equal) ----------
+  const CHAR_WIDTHS = [
+    318, 402, 460, 838, 636, 950, 890, 275, 390, 390, 500, 838, 318, 361, 318, 337,
+    636, 636, 636, 636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 536,
+    1000, 722, 735, 765, 802, 730, 694, 799, 872, 395, 401, 747, 664, 1024, 875, 820,
+    673, 820, 753, 685, 667, 843, 722, 1028, 712, 660, 695, 390, 337, 390, 838, 500,
+    500, 613, 640, 560, 640, 615, 370, 640, 644, 320, 310, 606, 320, 974, 644, 612,
+    640, 640, 478, 521, 402, 644, 592, 856, 592, 592, 527, 636, 337, 636, 838,
+  ];
+  const OTHER_CHAR = 1000;
+  const ASTRAL_CHAR = 1100;
+  const LINE = 1.2;
+  const AXIS_FONT = 11;
+  const NUMBER_FONTS = [11, 10, 9];
+  const NUMBER_GAP = 3;
+  const WIDE_NUMBER = '0.00';
+  const SHORT_NUMBER = '.00';
+  const TICK_GAP = 3;
+  const SLANT = 0.9;
+  const BLEND_FONT = 12;
+  const CELL_W = 54;
+  const CELL_H = 44;
+  const MIN_CELL_W = 30;
+  const PHONE_COLUMN = 374;
+  const BORDERS_BESIDE_LABELS = 112;
+  const WIDEST_LABEL_PX = 120;
+  const GAP = 1;
+  const HEATMAPS = {
+    weights: { blocks: ['weights'], max_width: 260, max_height: 176, least_width: 190, fits_phone: true },
+    scores: { blocks: ['scores'], max_width: 260, max_height: 176, least_width: 150, fits_phone: true },
+    scaled: { blocks: ['scaled'], max_width: 260, max_height: 176, least_width: 130, fits_phone: true },
+    qkv: { blocks: ['Q', 'K', 'V'], max_width: 770, max_height: 220, least_width: 240, fits_phone: false },
+  };
+  const NO_NUMBERS = 'Colours only: the numbers are in “… as a table”.';
+  const SOME_NUMBERS = 'Numbers too wide for a cell are left out: see “… as a table”.';
+  const AXIS_LABEL_CHARS = 10;
+  const BLEND_FRAME = 230;
+  const POINT_PX = 12;
+  const STAR_PX = 18;
+  const LABEL_RINGS = [6, 20, 36, 56];
+  const DIAGONAL = 0.7;
+  const LABEL_MARGIN = 2;
+  const NUMBERS_UP_TO = 12;
+  const BLEND_NAMED_TOP = 3;
+
+  function textPx(text, size) {
+    let total = 0;
+    for (const ch of String(text)) {
+      const k = ch.codePointAt(0);
+      total += k >= 32 && k < 127 ? CHAR_WIDTHS[k - 32] : k > 0xffff ? ASTRAL_CHAR : OTHER_CHAR;
+    }
+    return (total * size) / 1000;
+  }
+
+  function shortLabel(label, width = AXIS_LABEL_CHARS) {
+    const chars = Array.from(String(label));
+    return chars.length <= width ? chars.join('') : chars.slice(0, width - 1).join('') + '…';
+  }
+
+  function cellText(text, font, width) {
+    const room = width - NUMBER_GAP;
+    if (textPx(text, font) <= room) return text;
+    const short = text.startsWith('0.') || text.startsWith('-0.') ? text.replace('0.', '.') : text;
+    let shorter = short;
+    if (short.indexOf('.') >= 0 && short.indexOf('e') < 0) {
+      shorter = short.replace(/0+$/, '').replace(/\.$/, '');
+      if (shorter === '' || shorter === '-') shorter = '0';
+    }
+    for (const candidate of [short, shorter]) {
+      if (candidate !== text && textPx(candidate, font) <= room) return candidate;
+    }
+    return '';
+  }
+
+  /** widgets.figure_text.number_font: the largest of NUMBER_FONTS whose number fits a cell; 0: none. */
+  function numberFont(cellW, cellH) {
+    const fits = (sample) => NUMBER_FONTS.find((f) => textPx(sample, f) + NUMBER_GAP <= cellW && LINE * f <= cellH);
+    return fits(WIDE_NUMBER) || fits(SHORT_NUMBER) || 0;
+  }
+
+  function ticks(labels, spacing, along) {
+    const k = spacing > 0 ? Math.max(1, Math.ceil(along / spacing)) : labels.length;
+    const kept = labels.filter((_, n) => n % k === 0);
+    return [kept.map(([p]) => p), kept.map(([, t]) => t)];
+  }
+
+  // A move keeps the labels and d: the layouts are made once for them (read them only), as in Python.
+  const layoutsMade = new Map();
+  function heatmapLayouts(labels, d) {
+    const key = JSON.stringify([labels, d]);
+    let made = layoutsMade.get(key);
+    if (made === undefined) {
+      made = makeHeatmapLayouts(labels, d);
+      layoutsMade.set(key, made);
+      if (layoutsMade.size > 32) layoutsMade.delete(layoutsMade.keys().next().value);
+    }
+    return made;
+  }
+
+  function makeHeatmapLayouts(labels, d) {
+    labels = labels.map(String);
+    const rows = labels.map((t, k) => [k, shortLabel(t)]);
+    const labelPx = maxOf(rows.map(([, t]) => textPx(t, AXIS_FONT)));
+    const out = {};
+    for (const [name, spec] of Object.entries(HEATMAPS)) {
+      let cols;
+      if (spec.blocks.length === 1) cols = rows;
+      else {
+        cols = [];
+        spec.blocks.forEach((n, k) => { for (let j = 0; j < d; j++) cols.push([k * (d + GAP) + j, `${n}[${j}]`]); });
+      }
+      const nCols = spec.blocks.length === 1 ? labels.length : d;
+      const span = spec.blocks.length * (nCols + GAP) - GAP;
+      let frameW, frameH, room, minWidth;
+      if (spec.fits_phone) { // one size for every head
+        [frameW, frameH] = [spec.max_width, spec.max_height];
+        room = Math.floor(PHONE_COLUMN - BORDERS_BESIDE_LABELS - labelPx);
+        minWidth = PHONE_COLUMN;
+      } else {
+        frameW = Math.max(spec.least_width, Math.min(spec.max_width, CELL_W * Math.max(span, 2)));
+        frameH = spec.max_height;
+        room = MIN_CELL_W * Math.max(span, 2);
+      }
+      const narrow = Math.min(frameW, Math.max(spec.least_width, room));
+      if (minWidth === undefined) minWidth = Math.ceil(narrow + BORDERS_BESIDE_LABELS + WIDEST_LABEL_PX);
+      const cellW = narrow / span;
+      const cellH = frameH / rows.length;
+      const font = numberFont(cellW, cellH);
+      const widest = maxOf(cols.map(([, t]) => textPx(t, AXIS_FONT)));
+      let flat = widest + TICK_GAP <= cellW;
+      const [xTicks, xLabels] = ticks(cols, flat ? cellW : cellW * Math.sin(SLANT), LINE * AXIS_FONT + TICK_GAP);
+      if (flat) flat = xTicks.length < 2 || widest + TICK_GAP <= (xTicks[1] - xTicks[0]) * cellW;
+      const [yTicks, yLabels] = ticks(rows, cellH, LINE * AXIS_FONT + TICK_GAP);
+      out[name] = {
+        frame_width: frameW, frame_height: frameH, min_frame_width: narrow, cell_width: cellW, font,
+        x_ticks: xTicks, x_labels: xLabels, x_angle: flat ? 0 : SLANT, y_ticks: yTicks, y_labels: yLabels,
+        min_width: minWidth, note: font ? '' : NO_NUMBERS,
+      };
+    }
+    return out;
+  }
+
+  const box = (cx, cy, w, h) => [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+  const meet = (a, b, m = 0) => a[0] < b[2] + m && b[0] < a[2] + m && a[1] < b[3] + m && b[1] < a[3] + m;
+
+  /** widgets.figure_text.place_blend_labels: each named value's place beside its point, leaders, a note. */
+  function placeBlendLabels(data, bounds, query) {
+    const { x: xs, y: ys, named, weight: weights } = data.values;
+    const [x0, x1, y0, y1] = bounds;
+    const sx = BLEND_FRAME / (x1 - x0);
+    const sy = BLEND_FRAME / (y1 - y0);
+    const px = xs.map((x) => (x - x0) * sx);
+    const py = ys.map((y) => (y1 - y) * sy);
+    const ox = (data.output.x[0] - x0) * sx;
+    const oy = (y1 - data.output.y[0]) * sy;
+    const marks = px.map((a, k) => box(a, py[k], POINT_PX, POINT_PX));
+    const star = box(ox, oy, STAR_PX, STAR_PX);
+    const n = xs.length;
+    const dx = xs.map(() => 0), dy = xs.map(() => 0), shown = xs.map(() => '');
+    const leaders = { x0: [], y0: [], x1: [], y1: [] };
+    const placed = [];
+    const order = xs.map((_, k) => k).filter((k) => named[k])
+      .sort((a, b) => (a !== query) - (b !== query) || Math.abs(weights[b]) - Math.abs(weights[a]) || a - b);
+    let leftOff = 0;
+    const h = LINE * BLEND_FONT;
+    for (const k of order) {
+      const w = textPx(named[k], BLEND_FONT);
+      let spot = null;
+      for (const ring of LABEL_RINGS) {
+        const a = ring * DIAGONAL + w / 2, b = ring * DIAGONAL + h / 2;
+        const places = [[ring + w / 2, 0], [-ring - w / 2, 0], [0, -ring - h / 2], [0, ring + h / 2],
+          [a, -b], [-a, -b], [a, b], [-a, b]];
+        for (const [cx, cy] of places) {
+          const r = box(px[k] + cx, py[k] + cy, w, h);
+          if (!(0 <= r[0] && r[2] <= BLEND_FRAME && 0 <= r[1] && r[3] <= BLEND_FRAME)) continue;
+          if (meet(r, star, LABEL_MARGIN) || marks.some((m, j) => j !== k && meet(r, m, LABEL_MARGIN))) continue;
+          if (placed.some((p) => meet(r, p, LABEL_MARGIN))) continue;
+          spot = [cx, cy, r, ring];
+          break;
+        }
+        if (spot) break;
+      }
+      if (!spot) {
+        leftOff += 1;
+        continue;
+      }
+      const [cx, cy, r, ring] = spot;
+      placed.push(r);
+      dx[k] = cx;
+      dy[k] = cy;
+      shown[k] = named[k];
+      if (ring !== LABEL_RINGS[0]) {
+        const ex = Math.min(Math.max(px[k], r[0]), r[2]);
+        const ey = Math.min(Math.max(py[k], r[1]), r[3]);
+        leaders.x0.push(xs[k]);
+        leaders.y0.push(ys[k]);
+        leaders.x1.push(x0 + ex / sx);
+        leaders.y1.push(y1 - ey / sy);
+      }
+    }
+    let note = '';
+    if (leftOff) note = `${leftOff} name${leftOff !== 1 ? 's' : ''} left off (no room): hover the points.`;
+    else if (named.filter((t) => t).length < n) note = `Named: the query and the ${BLEND_NAMED_TOP} it weighs most.`;
+    return { text: shown, dx, dy, leaders, note };
+  }
 
   /** widgets.viewdata.named_values: every value's name up to NUMBERS_UP_TO tokens; past that the query's and
    * those of the BLEND_NAMED_TOP largest weights as shown (a tie to the earlier token; none shown as 0). */
@@ -538,12 +791,6 @@
     return labels.map((label, k) => (named.has(k) ? label : ''));
   }
 
-  /** widgets.viewdata.label_sides: each value's label on the side of its point facing the plot's middle. */
-  function labelSides(xs, bounds) {
-    const mid = (bounds[0] + bounds[1]) / 2;
-    const right = xs.map((x) => x > mid);
-    return { align: right.map((r) => (r ? 'right' : 'left')), dx: right.map((r) => (r ? -LABEL_GAP : LABEL_GAP)) };
-  }
 
   const vectorsKept = (line) => escapeHtml(line).replace(VECTOR, '<span class="vec">$&</span>');
 
@@ -558,8 +805,15 @@
 
   function checksHtml(t, labels) {
     const c = t.checks;
+    const sumsToOne = Math.abs(c.row_sum - 1) < 1e-9;
+    let total = `row sums to ${fmt(c.row_sum, 6)}`;
+    if (sumsToOne && c.shown_hundredths !== 100) { // the chapter's printed weights for 'it' add to 1.01
+      const h = c.shown_hundredths;
+      total += ` (the weights shown add to ${Math.trunc(h / 100)}.${String(h % 100).padStart(2, '0')}: ` +
+        'each is rounded to two places)';
+    }
     const items = [
-      [Math.abs(c.row_sum - 1) < 1e-9, `row sums to ${fmt(c.row_sum, 6)}`],
+      [sumsToOne, total],
       [
         c.masked_max === 0,
         c.masked_keys
@@ -576,6 +830,66 @@
     return `<ul class="checks">${lis.join('')}</ul>`;
   }
 
+  // --- rows that cannot see the future (widgets/viewdata.py changed_rows, row_marks, moved_html) -----
+
+  const MARK_INSET = 0.16;
+  const MOVE_HINT = // as widgets/viewdata.py, under the checks until a slider moves
+    '<p class="moved">' + escapeHtml(
+      "Move a token's slider: the rows of the weights it leaves unchanged get a dashed frame, those it changes " +
+      'a purple one.'
+    ) + '</p>';
+  const sameRow = (a, b) => a.length === b.length && a.every((x, k) => x === b[k]);
+
+  /** For each query, whether its weights or its output differ from `before`'s in any bit. */
+  function changedRows(head, before) {
+    return head.weights.map((w, i) => !(sameRow(w, before.weights[i]) && sameRow(head.output[i], before.output[i])));
+  }
+
+  function rowRuns(rows) {
+    const out = [];
+    for (const r of rows) {
+      if (out.length && out[out.length - 1][1] === r - 1) out[out.length - 1][1] = r;
+      else out.push([r, r]);
+    }
+    return out;
+  }
+
+  /** The weights heatmap's frames around the runs of rows a move left unchanged and those it changed. */
+  function rowMarks(changed) {
+    const T = changed ? changed.length : 0;
+    const frames = (rows) => {
+      const blocks = rowRuns(rows);
+      return {
+        x: blocks.map(() => (T - 1) / 2),
+        y: blocks.map(([a, b]) => (a + b) / 2),
+        width: blocks.map(() => T - MARK_INSET),
+        height: blocks.map(([a, b]) => b - a + 1 - MARK_INSET),
+      };
+    };
+    const which = (want) => (changed || []).map((c, i) => (c === want ? i : -1)).filter((i) => i >= 0);
+    return { unchanged: frames(which(false)), changed: frames(which(true)) };
+  }
+
+  const rowNames = (labels, rows) =>
+    rowRuns(rows).map(([a, b]) => (a === b ? `'${labels[a]}'` : `'${labels[a]}' to '${labels[b]}'`)).join(', ');
+
+  /** What the move of x[token][component] changed, in words: the rows left alone, those changed, and why. */
+  function movedHtml(head, labels, token, component, changed) {
+    const me = String(labels[token]);
+    const same = changed.map((c, i) => (c ? -1 : i)).filter((i) => i >= 0);
+    const diff = changed.map((c, i) => (c ? i : -1)).filter((i) => i >= 0);
+    const parts = [];
+    if (same.length) parts.push(`the rows of ${rowNames(labels, same)} did not change, to the last bit (dashed)`);
+    if (diff.length) parts.push(`${rowNames(labels, diff)} changed (purple)`);
+    let text = `Moving ${me}[${component}]: ` + parts.join('; ') + '.';
+    if (head.causal && token > 0 && changed.slice(0, token).every((c) => !c)) {
+      text += ` With the mask on, no token before '${me}' can see it.`;
+    } else if (!head.causal && changed.slice(0, token).some((c) => c)) {
+      text += ` With the mask off, tokens before '${me}' read it too.`;
+    }
+    return `<p class="moved">${escapeHtml(text)}</p>`;
+  }
+
   /** Everything the figures and text panels show for query i, as widgets.viewdata.view_data. */
   function viewData(head, i, labels, dims = [0, 1]) {
     const t = trace(head, i, labels);
@@ -584,13 +898,30 @@
     data.outline = { x: [(head.T - 1) / 2], y: [i], width: [head.T], height: [1] };
     data.blend = blend(head, i, labels, dims);
     data.bounds = blendBounds(data.blend);
-    Object.assign(data.blend.values, labelSides(data.blend.values.x, data.bounds));
+    const placed = placeBlendLabels(data.blend, data.bounds, i);
+    Object.assign(data.blend.values, { named: placed.text, dx: placed.dx, dy: placed.dy });
+    data.blend.leaders = placed.leaders;
+    data.layout.blend = { note: placed.note };
     data.steps = stepsHtml(t);
-    data.checks = checksHtml(t, labels);
+    data.checks = checksHtml(t, labels) + MOVE_HINT;
+    data.moved = rowMarks(null);
     return data;
   }
 
+  /** view_data after a token slider's move: `moved` = [token, component, value before], `before` the head
+   * before it. The marks and their sentence (under the checks) join what `viewData` gave. */
+  function withMoves(data, head, labels, moved, before) {
+    const changed = changedRows(head, before);
+    const said = movedHtml(head, Array.from(labels, String), moved[0], moved[1], changed);
+    const checks = data.checks.slice(0, data.checks.length - MOVE_HINT.length) + said;
+    return Object.assign({}, data, { moved: rowMarks(changed), checks });
+  }
+
   return {
-    NORMALISERS, AttentionError, attend, trace, viewData, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
+    AttentionError, attend, trace, viewData, withMoves, fmt, fmtVector, escapeHtml, convexHull, blendDims, exp,
+    sum, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER, LARGEST_ENTRY, PyFormat, MOVE_HINT,
+    textPx, shortLabel, HEATMAPS, BLEND_FRAME, BLEND_FONT,
+    // what static/tiles.js lays its strip of cells out with (widgets/figure_text.py's rules)
+    cellText, numberFont, ticks, LINE, AXIS_FONT, TICK_GAP, SLANT,
   };
 });

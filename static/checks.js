@@ -1,7 +1,8 @@
 /*
  * What static/cost.js and static/saturation.js both check and say: the
- * JavaScript twin of core/cost.py as_count and of widgets/refusal.py (a
- * refused change keeps the last state and says why).  Written once here so
+ * JavaScript twin of core/cost.py as_count and sci (numbers written the
+ * chapter's way) and of widgets/refusal.py (a refused change keeps the last
+ * state and says why).  Written once here so
  * the two ports cannot drift apart; tests/test_explorer_parity.py holds them
  * to the Python words.
  *
@@ -44,5 +45,15 @@
     return `${field} needs a number; kept ${kept}.`;
   }
 
-  return { AttentionError, asCount, refuse, needsNumber };
+  const SUPERSCRIPT = { 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹', '-': '⁻' };
+
+  /** core/cost.py sci: `x` with `digits` significant digits, the chapter's way: 1.6384e10 → '1.6 × 10¹⁰'. */
+  function sci(x, digits = 2) {
+    if (x === 0) return '0';
+    const [mantissa, exponent] = F.expo(Math.abs(x), digits - 1).split('e');
+    const power = String(Number(exponent)).split('').map((c) => SUPERSCRIPT[c]).join('');
+    return `${x < 0 ? '−' : ''}${mantissa} × 10${power}`;
+  }
+
+  return { AttentionError, asCount, refuse, needsNumber, sci };
 });

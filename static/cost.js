@@ -30,10 +30,9 @@
   const PROJ = '#0072B2';
   const PROJ_MHA = '#56B4E9';
   const SHAPE = ['T', 'd', 'heads', 'kv_heads', 'layers', 'C', 'element_bytes'];
-  const INPUTS = [...SHAPE, 'gpu_gb'];
+  const INPUTS = [...SHAPE, 'gpu_gb', 'tile'];
   const BYTE_UNITS = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
   const BYTE_SCALE = [1, 1e3, 1e6, 1e9, 1e12, 1e15, 1e18, 1e21, 1e24]; // 1000**k as Python turns it into a float
-  const SUPERSCRIPT = { 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹', '-': '⁻' };
 
   // --- input checks (core/cost.py) ---------------------------------------------
 
@@ -94,6 +93,7 @@
 
   const projectionFlops = (T, C, d, H, G) => 2n * T * C * d * (H + 2n * G);
   const crossover = (C, H, G) => (C * (H + 2 * G)) / H; // C·(H + 2G) < 2⁵³: exact, as Python's int / int
+  const fullCrossover = (C, H, G) => (C * (H + G)) / H; // Q·Kᵀ + A·V against all four projections
 
   function longContextCost(x) {
     const [T, d, H, G, L, C] = [x.T, x.d, x.heads, x.kv_heads, x.layers, x.C].map(BigInt);
@@ -122,6 +122,10 @@
       projection_flops_per_model_mha: Number(projMha * L),
       crossover_T: crossover(x.C, x.heads, x.kv_heads),
       crossover_T_mha: crossover(x.C, x.heads, x.heads),
+      blend_flops_per_layer: Number(qkHead * H),
+      output_projection_flops_per_layer: Number(2n * T * H * d * C),
+      full_crossover_T: fullCrossover(x.C, x.heads, x.kv_heads),
+      full_crossover_T_mha: fullCrossover(x.C, x.heads, x.heads),
       decode_flops_per_model: Number(decHead * H * L),
       kv_cache_bytes_per_model: cache * x.layers,
       kv_cache_bytes_per_model_mha: cacheMha * x.layers,
@@ -130,15 +134,7 @@
 
   // --- writing numbers the chapter's way (core/cost.py) ------------------------
 
-  function superscript(n) {
-    return String(n).split('').map((c) => SUPERSCRIPT[c]).join('');
-  }
-
-  function sci(x, digits = 2) {
-    if (x === 0) return '0';
-    const [mantissa, exponent] = F.expo(Math.abs(x), digits - 1).split('e');
-    return `${x < 0 ? '−' : ''}${mantissa} × 10${superscript(Number(exponent))}`;
-  }
+  const { sci } = C;
 
   function roundForBytes(v) {
     if (Number(F.fixed(v, 1)) >= 10) return F.fixed(v, 0);
@@ -163,7 +159,11 @@
     return x >= 0.01 ? `${F.general(x, 2)}×` : '< 0.01×';
   }
 
-  function readoutRows(cost, gpuGb) {
+  // core/cost.py tile_score_bytes, tile_bytes; widgets/cost_viewdata.py tile_side
+  const tileScoreBytes = (B, eb) => B * B * eb;
+  const tileBytes = (B, d, eb) => (4 * B * d + B * B + 2 * B) * eb;
+
+  function readoutRows(cost, gpuGb, tile) {
     const x = cost.inputs;
     const [H, G, L] = [x.heads, x.kv_heads, x.layers];
     const gpu = gpuGb * 1e9;
@@ -203,8 +203,30 @@
     rows.push(['Q/K/V projections, whole model', sci(cost.projection_flops_per_model), '']);
     const cross = `T ≈ ${F.fixed(cost.crossover_T, 0, true)}`;
     const crossNote = cost.grouped ? `no sharing: T ≈ ${F.fixed(cost.crossover_T_mha, 0, true)} (3·C)` : '3·C';
+    const full = `T ≈ ${F.fixed(cost.full_crossover_T, 0, true)}`;
+    const fullNote = cost.grouped ? `no sharing: T ≈ ${F.fixed(cost.full_crossover_T_mha, 0, true)} (2·C)` : '2·C';
+    const B = Math.min(tile, x.T);
+    const oneTile = tileScoreBytes(B, x.element_bytes);
+    const held = tileBytes(B, x.d, x.element_bytes);
     rows.push(
-      ['Q·Kᵀ overtakes the projections at', cross, crossNote],
+      ['Q·Kᵀ overtakes the Q, K, V projections at (exercise 2\'s count)', cross, crossNote],
+      ['Q·Kᵀ + A·V overtake the Q, K, V and output projections at', full, fullNote],
+      [`In tiles of ${B} queries × ${B} keys, as FlashAttention computes them`, '', ''],
+      [
+        'one tile of scores, all of the matrix that exists at once',
+        `${sci(oneTile)} B ${approxBytes(oneTile)}`,
+        `the whole matrix, per head: ${times(cost.score_bytes_per_head / oneTile)} more`,
+      ],
+      [
+        'all a tile step holds, per head (queries, keys, values, outputs, running max and sum)',
+        approxBytes(held),
+        'the same at any T',
+      ],
+      [
+        'FLOPs of Q·Kᵀ and A·V in tiles, one layer',
+        sci(cost.qk_flops_per_layer + cost.blend_flops_per_layer),
+        'unchanged: the arithmetic stays, the memory goes',
+      ],
       ['Generating token T+1 with a KV cache', '', ''],
       ['attention FLOPs for token T+1, whole model', sci(cost.decode_flops_per_model), 'grows like T, not T²'],
       [
@@ -240,9 +262,9 @@
     );
   }
 
-  function readoutHtml(config, cost, gpuGb) {
+  function readoutHtml(config, cost, gpuGb, tile) {
     const e = F.escapeHtml;
-    const body = readoutRows(cost, gpuGb).map(([what, value, note]) =>
+    const body = readoutRows(cost, gpuGb, tile).map(([what, value, note]) =>
       !value && !note
         ? `<tr class='section'><th colspan='3'>${e(what)}</th></tr>`
         : `<tr><td>${e(what)}</td><td class='num'>${e(value)}</td><td>${e(note)}</td></tr>`
@@ -258,7 +280,7 @@
 
   function frame(cost) {
     const x = cost.inputs;
-    return [Math.min(100, x.T / 2, cost.crossover_T / 2), Math.max(2e6, x.T * 2, cost.crossover_T_mha * 2)];
+    return [Math.min(100, x.T / 2, cost.full_crossover_T / 2), Math.max(2e6, x.T * 2, cost.crossover_T_mha * 2)];
   }
 
   function lineColumns(cost, low, high) {
@@ -271,18 +293,25 @@
     const [C, d, H, G] = [x.C, x.d, x.heads, x.kv_heads].map(BigInt);
     const perT = Number(projectionFlops(1n, C, d, H, G));
     const perTMha = Number(projectionFlops(1n, C, d, H, H));
+    const perTAll = Number(projectionFlops(1n, C, d, H, G) + 2n * H * d * C);
     const qk = ts.map((t) => 2 * x.d * t * t * x.heads);
     const proj = ts.map((t) => perT * t);
     const mha = ts.map((t) => perTMha * t);
+    const attn = qk.map((v) => 2 * v); // A·V costs what Q·Kᵀ does
+    const projAll = ts.map((t) => perTAll * t);
     return {
       T: ts,
       qk,
       proj,
       proj_mha: mha,
+      attn,
+      proj_all: projAll,
       T_text: ts.map((t) => F.fixed(t, 0, true)),
       qk_text: qk.map((v) => sci(v)),
       proj_text: proj.map((v) => sci(v)),
       proj_mha_text: mha.map((v) => sci(v)),
+      attn_text: attn.map((v) => sci(v)),
+      proj_all_text: projAll.map((v) => sci(v)),
     };
   }
 
@@ -290,8 +319,10 @@
     const x = cost.inputs;
     const perTQk = 2 * x.d * x.heads;
     const c = cost.crossover_T;
+    const full = cost.full_crossover_T;
     const rows = [
       ['crossover', c, perTQk * (c * c), QK],
+      ['crossover, A·V and output counted', full, 2 * perTQk * (full * full), QK],
       ['now: Q·Kᵀ', x.T, cost.qk_flops_per_layer, QK],
       ['now: projections', x.T, cost.projection_flops_per_layer, PROJ],
     ];
@@ -315,7 +346,7 @@
     const cost = longContextCost(inputs);
     const [low, high] = frame(cost);
     const lines = lineColumns(cost, low, high);
-    const values = [...lines.qk, ...lines.proj, ...lines.proj_mha];
+    const values = [...lines.qk, ...lines.proj, ...lines.proj_mha, ...lines.attn, ...lines.proj_all];
     return {
       lines,
       points: pointColumns(cost),
@@ -326,7 +357,7 @@
       cross: cost.crossover_T,
       cross_text: `crossover T ≈ ${F.fixed(cost.crossover_T, 0, true)}`,
       grouped: cost.grouped,
-      readout: readoutHtml(config, cost, inputs.gpu_gb),
+      readout: readoutHtml(config, cost, inputs.gpu_gb, inputs.tile),
     };
   }
 
@@ -344,15 +375,17 @@
   function apply(config, state, changes) {
     const values = Object.assign({}, state.inputs, changes);
     let gpu;
+    let tile;
     let shape;
     try {
       gpu = checkGpu(config, values.gpu_gb);
+      tile = asCount('tile', values.tile, config.largest_tile);
       shape = checkShape(config, values);
     } catch (err) {
       if (!(err instanceof AttentionError)) throw err;
       return refuse(state, err.message);
     }
-    const inputs = Object.assign({}, shape, { gpu_gb: gpu });
+    const inputs = Object.assign({}, shape, { gpu_gb: gpu, tile });
     return { state: { inputs, preset: presetName(config, shape), message: '' }, taken: true };
   }
 

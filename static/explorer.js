@@ -20,82 +20,29 @@
 })(typeof self !== 'undefined' ? self : this, function (AttentionHead) {
   'use strict';
 
-  const { AttentionError } = AttentionHead;
+  // Python's way of writing values into messages: static/pyformat.js, the page's one formatter (through
+  // static/attention.js, which checks options and numbers as core.options does).
+  const { AttentionError, checkOption, asFiniteNumber, pyFloat, pyRepr, PLAIN_NUMBER } = AttentionHead;
+  const { reprFloat: floatRepr, general: formatG, fixed } = AttentionHead.PyFormat;
 
-  // --- Python's way of writing values into messages ---------------------------------
+  // How far a value may lie from its slider's grid, in steps, and still be written as that grid point
+  // (widgets/url_state.py STEP_NOISE; tests/test_actions.py holds the two equal).
+  const STEP_NOISE = 1e-6;
 
-  function pad2(exp) {
-    const sign = exp < 0 ? '-' : '+';
-    const digits = String(Math.abs(exp));
-    return sign + (digits.length < 2 ? '0' + digits : digits);
-  }
-
-  /** repr(float(x)): shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
-  function floatRepr(x) {
-    if (Number.isNaN(x)) return 'nan';
-    if (x === Infinity) return 'inf';
-    if (x === -Infinity) return '-inf';
-    if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-    const sign = x < 0 ? '-' : '';
-    const [mant, e] = Math.abs(x).toExponential().split('e');
-    const exp = Number(e);
-    const digits = mant.replace('.', '');
-    if (exp < -4 || exp >= 16) {
-      const m = digits.length > 1 ? digits[0] + '.' + digits.slice(1) : digits;
-      return sign + m + 'e' + pad2(exp);
+  /** widgets.url_state.number: the shortest text that reads back as x, without a trailing ".0"; given a
+   * slider's step, a value within float noise of the step's grid as that grid point (0.45, not
+   * 0.4500000000000002). Also what a slider tells assistive technology (static/a11y.js). */
+  function numberAtStep(x, step) {
+    if (step) {
+      const t = floatRepr(step);
+      const places = t.endsWith('.0') || t.indexOf('e') >= 0 ? 0 : t.split('.')[1].length;
+      const snapped = Number(fixed(x, places)); // Python's round(x, places)
+      if (Math.abs(snapped - x) <= STEP_NOISE * step) x = snapped + 0; // (no "-0")
     }
-    if (exp < 0) return sign + '0.' + '0'.repeat(-exp - 1) + digits;
-    if (digits.length <= exp + 1) return sign + digits + '0'.repeat(exp + 1 - digits.length) + '.0';
-    return sign + digits.slice(0, exp + 1) + '.' + digits.slice(exp + 1);
+    const text = floatRepr(x);
+    return text.endsWith('.0') ? text.slice(0, -2) : text;
   }
 
-  /** f"{x:g}": six significant digits, trailing zeros dropped, exponent form below 1e-4 and from 1e6. */
-  function formatG(x) {
-    if (Number.isNaN(x)) return 'nan';
-    if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-    if (x === 0) return Object.is(x, -0) ? '-0' : '0';
-    const sign = x < 0 ? '-' : '';
-    const [mant, e] = Math.abs(x).toExponential(5).split('e');
-    const exp = Number(e);
-    const strip = (t) => (t.indexOf('.') >= 0 ? t.replace(/0+$/, '').replace(/\.$/, '') : t);
-    if (exp < -4 || exp >= 6) return sign + strip(mant) + 'e' + pad2(exp);
-    return sign + strip(Math.abs(x).toFixed(5 - exp));
-  }
-
-  /** repr() of what a control can send: None, a bool, a float or a string. */
-  function pyRepr(v) {
-    if (v === null || v === undefined) return 'None';
-    if (v === true) return 'True';
-    if (v === false) return 'False';
-    if (typeof v === 'number') return floatRepr(v);
-    const s = String(v);
-    const q = s.indexOf("'") >= 0 && s.indexOf('"') < 0 ? '"' : "'";
-    const body = s
-      .replace(/\\/g, '\\\\')
-      .replace(/\n/g, '\\n')
-      .replace(/\r/g, '\\r')
-      .replace(/\t/g, '\\t')
-      .split(q)
-      .join('\\' + q);
-    return q + body + q;
-  }
-
-  const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-  const SPECIAL_NUMBER = /^[+-]?(inf|infinity|nan)$/i;
-
-  /** Python's float(value) for what a control can send; null when Python would raise. */
-  function pyFloat(value) {
-    if (typeof value === 'boolean') return value ? 1 : 0;
-    if (typeof value === 'number') return value;
-    if (typeof value !== 'string') return null;
-    const t = value.trim();
-    if (PLAIN_NUMBER.test(t)) return Number(t);
-    if (SPECIAL_NUMBER.test(t)) {
-      const neg = t[0] === '-';
-      return /nan/i.test(t) ? NaN : neg ? -Infinity : Infinity;
-    }
-    return null;
-  }
 
   const chars = (s) => Array.from(String(s));
   const stripPy = (s) => String(s).replace(/^[\s\u001c-\u001f]+|[\s\u001c-\u001f]+$/g, '');
@@ -103,41 +50,13 @@
   function make(config) {
     const L = config.limits;
     const SWITCHES = config.switches;
-    const SWITCH = Object.fromEntries(SWITCHES.map((s) => [s.name, s]));
     const OPTION_NAMES = SWITCHES.map((s) => s.name);
     const INPUTS = ['tokens', 'X', 'W_Q', 'W_K', 'W_V', ...OPTION_NAMES];
     const PRESET_NAMES = Object.keys(config.presets);
     const heads = new WeakMap(); // state → its head, computed once
+    const befores = new WeakMap(); // state after a slider's move → the head before it (the one a move ago)
 
-    // --- checks, with core.options' and widgets.state's messages ---------------------
-
-    function asFiniteNumber(name, value) {
-      const x = pyFloat(value);
-      if (x === null) throw new AttentionError(`${name} is ${pyRepr(value)}; expected a number`);
-      if (!Number.isFinite(x)) throw new AttentionError(`${name} is ${floatRepr(x)}; expected a finite number`);
-      if (Math.abs(x) > L.largest_entry) {
-        throw new AttentionError(`${name} is ${formatG(x)}; it must lie within ±${formatG(L.largest_entry)}`);
-      }
-      return x;
-    }
-
-    function checkOption(name, value) {
-      const s = SWITCH[name];
-      if (s.kind === 'toggle') return Boolean(value);
-      if (s.kind === 'choice') {
-        if (s.choices.indexOf(value) < 0) {
-          throw new AttentionError(`${name} is ${pyRepr(value)}; expected one of ${s.choices.join(', ')}`);
-        }
-        return value;
-      }
-      const x = asFiniteNumber(name, value);
-      if (!(s.low <= x && x <= s.high)) {
-        throw new AttentionError(
-          `${name} is ${formatG(x)}; expected a number from ${formatG(s.low)} to ${formatG(s.high)}`
-        );
-      }
-      return x;
-    }
+    // --- checks, with widgets.state's messages (an option's: AttentionHead.checkOption, as core.options) ---
 
     function checkLabels(tokens) {
       if (!Array.isArray(tokens)) throw new AttentionError('tokens must be a list of labels');
@@ -188,7 +107,7 @@
 
     function compute(v) {
       const labels = checkLabels(v.tokens);
-      const head = AttentionHead.attend(v.X, v.W_Q, v.W_K, v.W_V, options(v));
+      const head = AttentionHead.attend(v.X, v.W_Q, v.W_K, v.W_V, options(v), SWITCHES);
       if (head.T !== labels.length) {
         throw new AttentionError(`X has ${head.T} rows but there are ${labels.length} token labels`);
       }
@@ -207,6 +126,7 @@
     function refused(state, message) {
       const next = Object.assign({}, state, { message });
       if (heads.has(state)) heads.set(next, heads.get(state));
+      if (befores.has(state)) befores.set(next, befores.get(state));
       return next;
     }
 
@@ -215,7 +135,9 @@
       let next, head;
       try {
         changes = Object.assign({}, changes);
-        for (const name of OPTION_NAMES) if (name in changes) changes[name] = checkOption(name, changes[name]);
+        for (const name of OPTION_NAMES) {
+          if (name in changes) changes[name] = checkOption(SWITCHES, name, changes[name]);
+        }
         for (const name of ['X', 'W_Q', 'W_K', 'W_V']) {
           if (name in changes) changes[name] = changes[name].map((r) => Array.from(r, Number));
         }
@@ -239,6 +161,7 @@
       if (!('preset' in changes) && Object.keys(changes).some((k) => k !== 'query' && k !== 'dims')) {
         next.preset = '';
       }
+      if (!('moved' in changes)) next.moved = null; // any change but a slider's move ends what `moved` says
       next.message = '';
       heads.set(next, head);
       return next;
@@ -308,7 +231,7 @@
       });
     }
 
-    function setEntry(state, name, field, row, col, value) {
+    function setEntry(state, name, field, row, col, value, extra) {
       let v;
       try {
         v = asFiniteNumber(field, value);
@@ -317,7 +240,27 @@
       }
       const M = state[name].map((r) => r.slice());
       M[row][col] = v;
-      return change(state, { [name]: M });
+      return change(state, Object.assign({ [name]: M }, extra));
+    }
+
+    /** A token slider's move (HeadState.set_x): X[t][c] = value, and `moved` = [t, c, the value before]. */
+    function moveSlider(state, t, c, value) {
+      const next = setEntry(state, 'X', `${state.tokens[t]}[${c}]`, t, c, value, { moved: [t, c, state.X[t][c]] });
+      if (!next.message && heads.has(state)) befores.set(next, heads.get(state));
+      return next;
+    }
+
+    /** The head before the state's slider move: the one a move ago, or that head computed again. */
+    function beforeOf(state) {
+      let head = befores.get(state);
+      if (head === undefined) {
+        const [t, c, value] = state.moved;
+        const X = state.X.map((r) => r.slice());
+        X[t][c] = value;
+        head = compute(Object.assign({}, state, { X }));
+        befores.set(state, head);
+      }
+      return head;
     }
 
     /**
@@ -331,8 +274,7 @@
     function apply(state, action) {
       switch (action.do) {
         case 'x':
-          return setEntry(state, 'X', `${state.tokens[action.token]}[${action.component}]`,
-            action.token, action.component, action.value);
+          return moveSlider(state, action.token, action.component, action.value);
         case 'weight':
           return setEntry(state, action.name, `${action.name}[${action.row}, ${action.col}]`,
             action.row, action.col, action.value);
@@ -361,9 +303,41 @@
       }
     }
 
-    /** As widgets.viewdata.view_data for the state's head, query and dims. */
+    /**
+     * `next` read as one token slider's move from `last` (the state drawn before it), for a page that reads
+     * its sliders rather than their events (static/explorer_page.js follow): `moved` as apply({do: 'x'})
+     * sets it when the two differ in one entry of X and nothing else, `last`'s when they do not differ at
+     * all, else null. The head before the move is `last`'s, already computed.
+     */
+    function sliderMove(last, next) {
+      const rest = (s) => JSON.stringify(Object.assign({}, s, { X: null, message: '', moved: null, preset: '' }));
+      const same = last && rest(last) === rest(next) && last.X.length === next.X.length &&
+        last.X.every((row, t) => row.length === next.X[t].length);
+      const diff = [];
+      if (same) next.X.forEach((row, t) => row.forEach((v, c) => { if (v !== last.X[t][c]) diff.push([t, c]); }));
+      let moved = null;
+      let before;
+      if (same && diff.length === 1) {
+        const [t, c] = diff[0];
+        moved = [t, c, last.X[t][c]];
+        before = heads.get(last);
+      } else if (same && diff.length === 0 && last.moved) {
+        moved = last.moved;
+        before = befores.get(last);
+      }
+      if (moved === next.moved) return next;
+      const out = Object.assign({}, next, { moved });
+      if (heads.has(next)) heads.set(out, heads.get(next));
+      if (moved && before) befores.set(out, before);
+      return out;
+    }
+
+    /** As widgets.viewdata.view_data for the state's head, query and dims (and the move it follows). */
     function render(state) {
-      return AttentionHead.viewData(headOf(state), state.query, state.tokens, state.dims);
+      const head = headOf(state);
+      const view = AttentionHead.viewData(head, state.query, state.tokens, state.dims);
+      if (!state.moved) return view;
+      return AttentionHead.withMoves(view, head, state.tokens, state.moved, beforeOf(state));
     }
 
     // --- links: widgets/url_state.py ------------------------------------------------------
@@ -520,13 +494,8 @@
       return Object.assign({}, state, { message: problems.join('; ') });
     }
 
-    /** widgets.url_state.number: repr without a trailing ".0". */
-    function linkNumber(x) {
-      const t = floatRepr(x);
-      return t.endsWith('.0') ? t.slice(0, -2) : t;
-    }
-
-    const encodeMatrix = (M) => M.map((row) => row.map(linkNumber).join(',')).join(';');
+    const linkNumber = numberAtStep;
+    const encodeMatrix = (M, step) => M.map((row) => row.map((x) => linkNumber(x, step)).join(',')).join(';');
 
     /** widgets.url_state.encode: every setting as link parameters, in the same order. */
     function encodeLink(state) {
@@ -537,10 +506,12 @@
       };
       for (const s of SWITCHES) {
         const v = state[s.name];
-        params[s.url_key] = s.kind === 'toggle' ? (v ? '1' : '0') : s.kind === 'choice' ? v : linkNumber(v);
+        const step = s.slider ? s.slider[2] : null;
+        params[s.url_key] = s.kind === 'toggle' ? (v ? '1' : '0') : s.kind === 'choice' ? v : linkNumber(v, step);
       }
       params.dims = state.dims.join(',');
-      for (const [key, name] of Object.entries(MATRICES)) params[key] = encodeMatrix(state[name]);
+      // X is set by the token sliders, the W entries are typed
+      for (const [key, name] of Object.entries(MATRICES)) params[key] = encodeMatrix(state[name], name === 'X' ? L.x_step : null);
       return params;
     }
 
@@ -622,9 +593,9 @@
     }
 
     return {
-      initial, apply, render, headOf, decodeLink, applyLink, encodeLink, asJson, asCsv, checkOption,
+      initial, apply, render, headOf, sliderMove, decodeLink, applyLink, encodeLink, asJson, asCsv,
     };
   }
 
-  return { make, floatRepr, formatG, pyRepr };
+  return { make, numberAtStep };
 });

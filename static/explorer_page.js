@@ -5,9 +5,10 @@
  * a new shape (tokens, C, d) changes their data, ranges and ticks, and only the sliders and the W grids,
  * whose number depends on the shape, are made anew (from the classes of the ones Python made).
  *
- * app/export.py writes one JSON configuration (widgets/logic_config.py + model ids + view constants) and a
- * document_ready callback that calls HeadExplorerPage.bind(document, config).  Needs static/attention.js
- * and static/explorer.js before it.  A served page calls HeadExplorerPage.follow instead
+ * app/export.py writes the page's document and one JSON configuration (widgets/logic_config.py + model ids +
+ * view constants), which HeadExplorerPage.embed makes and binds (bind).  Needs static/pyformat.js,
+ * static/attention.js and static/explorer.js before it, and uses static/bokeh_seam.js where it is on.
+ * A served page calls HeadExplorerPage.follow instead
  * (app/served_page.py follow_in_browser): the same writes, for a student's own moves only.
  */
 (function () {
@@ -20,8 +21,7 @@
     return chars.length <= width ? chars.join('') : chars.slice(0, width - 1).join('') + '…';
   }
 
-  const esc = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+  const esc = (text) => AttentionHead.escapeHtml(text); // the page's one escaper (static/pyformat.js)
 
   // The cells of a figure's matrices as one set of columns (widgets/matrix_plot.py side_by_side).
   function sideBySide(cells, blocks, nCols, gap) {
@@ -39,15 +39,13 @@
     return source.data instanceof Map ? source.data.get(name) : source.data[name];
   }
 
-  // Equal entries: the same number (or both NaN), or within `tolerance` of each other when given.
-  function sameColumn(a, b, tolerance) {
+  // Equal entries: the same number (or both NaN).
+  function sameColumn(a, b) {
     if (a === undefined || a === null || a.length !== b.length) return false;
     for (let k = 0; k < b.length; k++) {
       const x = a[k];
       const y = b[k];
       if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
-      if (tolerance && typeof x === 'number' && typeof y === 'number' &&
-          Math.abs(x - y) <= tolerance * Math.max(1, Math.abs(y))) continue;
       return false;
     }
     return true;
@@ -61,14 +59,13 @@
    * The writes of one state's view data into the figures and the steps panel (widgets/page.py update),
    * for the export's binding (`bind`) and a served page's own moves (`follow`). `models()` gives the
    * models as they are now (the export reads some roots later). Options: `sync: false` writes without
-   * sending the change to the server, which computes the same view itself; `tolerance` counts a number
-   * within it as unchanged (the server's answer carries Python's rounding, which is not a change).
+   * sending the change to the server, which computes the same view itself.
    */
   function painter(models, V, options) {
     const opts = options || {};
     const writeOptions = opts.sync === false ? { sync: false } : {};
     const put = (model, attrs) => model.setv(attrs, writeOptions);
-    const same = (a, b) => sameColumn(a, b, opts.tolerance);
+    const same = sameColumn;
 
     function setData(source, value) {
       put(source, { data: source.data instanceof Map ? new Map(Object.entries(value)) : value });
@@ -79,28 +76,42 @@
       if (!Object.keys(value).every((k) => same(column(source, k), value[k]))) setData(source, value);
     }
 
-    function setAxes(plot, rows, cols) {
-      let colLabels;
-      if (plot.blocks.length === 1) {
-        colLabels = cols.map((c, i) => [i, shortLabel(c, V.axis_label_chars)]);
-      } else {  // Q[0], Q[1], K[0], …: each column says which matrix it belongs to
-        const step = cols.length + plot.gap;
-        colLabels = [];
-        plot.blocks.forEach((n, k) => cols.forEach((c, j) => colLabels.push([k * step + j, `${n}[${c}]`])));
+    // A figure's size, its numbers' font, its tick labels and its note, as the view data decided them
+    // (widgets/figure_text.py heatmap_layouts, static/attention.js heatmapLayouts), as widgets/matrix_plot.py
+    // lay_out draws them.
+    const laidOut = new WeakMap(); // plot → the layout it shows, as JSON
+    // `quietly`: the figure's new size is written without telling its view: BokehJS lays a whole document
+    // root out again, there and then, for each figure whose size changes (20-200 ms with the sliders in it),
+    // so figures sharing a root take their sizes quietly and the last one's lays the root out for all
+    // (layOutAll).
+    function layOut(plot, layout, quietly) {
+      const json = JSON.stringify(layout);
+      if (laidOut.get(plot) === json) return;
+      laidOut.set(plot, json);
+      const sizes = sizesOf(plot, layout);
+      if (Object.keys(sizes).length) plot.figure.setv(sizes, Object.assign({ silent: Boolean(quietly) }, writeOptions));
+      const show = Boolean(layout.font);
+      const font = `${layout.font}px`;
+      const size = plot.numbers.glyph.text_font_size; // a value spec: {value: '11px'}
+      if (show && (size && size.value !== undefined ? size.value : size) !== font) {
+        put(plot.numbers.glyph, { text_font_size: font }); // before its source: one change of visuals
       }
-      const rowLabels = rows.map((r, i) => [i, shortLabel(r, V.axis_label_chars)]);
-      const longest = Math.max(0, ...colLabels.map(([, t]) => Array.from(t).length));
-      const fits = colLabels.length <= V.flat_up_to && longest <= V.fits_cell;
-      put(plot.xaxis, { major_label_orientation: fits ? 0 : V.slant });
-      for (const [axis, labels] of [[plot.xaxis, colLabels], [plot.yaxis, rowLabels]]) {
-        put(axis, { major_label_overrides: new Map(labels) }); // before the ticks: no frame draws old labels
-        put(axis.ticker, { ticks: labels.map(([k]) => k) });
+      // Hidden numbers read an empty source (widgets/matrix_plot.py no_numbers): the one Python made, when
+      // the page started with them hidden, else one made here.
+      if (!show && !plot.no_numbers) {
+        plot.no_numbers = new plot.source.constructor({ data: { x: [], y: [], text: [], value: [] } });
       }
-    }
-
-    function showNumbers(plot, show) {
-      put(plot.numbers, { visible: show, data_source: show ? plot.source : plot.no_numbers });
+      if (plot.numbers.visible !== show) put(plot.numbers, { visible: show });
+      const source = show ? plot.source : plot.no_numbers;
+      if (plot.numbers.data_source !== source) put(plot.numbers, { data_source: source });
       put(plot.cells_glyph, { line_color: show ? V.cell_outline : null });
+      put(plot.xaxis, { major_label_orientation: layout.x_angle });
+      for (const [axis, key] of [[plot.xaxis, 'x'], [plot.yaxis, 'y']]) {
+        const labels = new Map(layout[`${key}_ticks`].map((t, k) => [t, layout[`${key}_labels`][k]]));
+        put(axis, { major_label_overrides: labels }); // before the ticks: no frame draws old labels
+        put(axis.ticker, { ticks: layout[`${key}_ticks`] });
+      }
+      if (plot.note.text !== layout.note) put(plot.note, { text: layout.note });
     }
 
     function paintPlot(plot, view, s, reshape) {
@@ -117,8 +128,7 @@
         const span = plot.blocks.length * (cols.length + plot.gap) - plot.gap;
         put(plot.x_range, { start: -0.5, end: span - 0.5 });
         put(plot.y_range, { start: T - 0.5, end: -0.5 });
-        showNumbers(plot, Math.max(T, cols.length) <= V.numbers_up_to);
-        setAxes(plot, s.tokens, cols);
+        layOut(plot, view.layout[plot.name]);
         setData(plot.source, cells);
       } else if (!same(column(plot.source, 'value'), cells.value) || !same(column(plot.source, 'text'), cells.text)) {
         const old = plot.source.data; // a Map or a plain object (as the server writes it): kept as it is
@@ -132,6 +142,10 @@
         put(plot.source, { data });
       }
       if (plot.square) updateSource(plot.outline, view.outline);
+      if (plot.marks) { // the weights' frames around the rows a slider's move left alone, and those it changed
+        updateSource(plot.marks.unchanged, view.moved.unchanged);
+        updateSource(plot.marks.changed, view.moved.changed);
+      }
     }
 
     function paintBlend(view, s, reshape) {
@@ -140,49 +154,50 @@
       updateSource(b.hull, view.blend.hull);
       updateSource(b.output, view.blend.output);
       updateSource(b.links, view.blend.links);
+      updateSource(b.leaders, view.blend.leaders);
+      // the view data's ranges, always: it placed the names for them (on a grid: a small move keeps them)
       const [x0, x1, y0, y1] = view.bounds;
-      if (reshape || x0 < b.x_range.start || x1 > b.x_range.end || y0 < b.y_range.start || y1 > b.y_range.end) {
-        put(b.x_range, { start: x0, end: x1 });
-        put(b.y_range, { start: y0, end: y1 });
-      }
+      if (b.x_range.start !== x0 || b.x_range.end !== x1) put(b.x_range, { start: x0, end: x1 });
+      if (b.y_range.start !== y0 || b.y_range.end !== y1) put(b.y_range, { start: y0, end: y1 });
       if (b.xaxis.axis_label !== view.blend.axes.x) put(b.xaxis, { axis_label: view.blend.axes.x });
       if (b.yaxis.axis_label !== view.blend.axes.y) put(b.yaxis, { axis_label: view.blend.axes.y });
+      if (b.note.text !== view.layout.blend.note) put(b.note, { text: view.layout.blend.note });
     }
 
-    // The steps panel changes on every move. BokehJS answers a Div's new text by rendering the whole view
-    // anew (its shadow root, style sheets, layout: ~7 ms a move, more than the pure logic and the figures'
-    // data together); its text is written here into the element that view already holds, and the model
-    // gets the same text without the change event, so it reads what is shown.
-    let stepsView = null;
+    // The steps panel changes on every move: its text is written into the element its view shows where
+    // static/bokeh_seam.js can (only the texts that differ), else set on the model (BokehJS renders the
+    // Div anew).
     function setSteps(text) {
       const div = models().steps;
       if (div.text === text) return;
-      if (stepsView === null && window.Bokeh && Bokeh.index) stepsView = Bokeh.index.find_one(div) || false;
-      const el = stepsView && stepsView.markup_el;
-      if (!el || !el.isConnected || div.render_as_text) {
-        put(div, { text });
-        return;
+      const seam = window.BokehSeam;
+      if (!seam || !seam.writeDivText(div, text, writeOptions)) put(div, { text });
+    }
+
+    function sizesOf(plot, layout) {
+      const sizes = {};
+      for (const key of ['frame_width', 'frame_height', 'min_width']) {
+        if (plot.figure[key] !== layout[key]) sizes[key] = layout[key];
       }
-      div.setv({ text }, Object.assign({ silent: true }, writeOptions));
-      if (typeof stepsView.has_math_disabled === 'function' && !stepsView.has_math_disabled()) stepsView.rerender();
-      else writeMarkup(el, text);
+      return sizes;
     }
 
-    // A move changes the steps' numbers, not their markup: writing the whole HTML again made the browser
-    // drop and re-lay out the panel's ~200 nodes (its table, spans and checks) every move. The new HTML
-    // is parsed off the page; when its nodes have the tags and attributes of those shown, only the texts
-    // that differ are written, else the panel's content is replaced as innerHTML would.
-    const parser = document.createElement('template');
-    function writeMarkup(el, html) {
-      parser.innerHTML = html;
-      const fresh = parser.content;
-      const { sameNodes, copyTexts } = window.BokehPatch; // static/bokeh_patch.js, loaded before this file
-      if (sameNodes(el, fresh)) copyTexts(fresh, el);
-      else el.replaceChildren(...fresh.childNodes);
-      parser.innerHTML = '';
+    /** Every figure's layout, each document root laid out once: of the figures whose size changes in one
+     * root, all but the last take it quietly (layOut). */
+    function layOutAll(plots, view) {
+      const rootOf = (plot) => {
+        let v = window.Bokeh && Bokeh.index ? Bokeh.index.find_one(plot.figure) : null;
+        while (v && v.parent) v = v.parent;
+        return v || plot; // no view yet: nothing to lay out, on its own
+      };
+      const last = new Map(); // root → the last figure in it whose size changes
+      for (const [name, plot] of plots) {
+        if (Object.keys(sizesOf(plot, view.layout[name])).length) last.set(rootOf(plot), plot);
+      }
+      for (const [name, plot] of plots) layOut(plot, view.layout[name], last.get(rootOf(plot)) !== plot);
     }
 
-    return { paintPlot, paintBlend, setSteps };
+    return { paintPlot, paintBlend, setSteps, layOutAll };
   }
 
   /**
@@ -223,83 +238,74 @@
   const nextTask = () => new Promise((done) => setTimeout(done, 0));
 
   /**
-   * Bokeh's embed_items for the page's one document (app/export.py calls this in its place), except that
-   * the roots named in `later` are read and get their views only after the others are ready and painted,
-   * in that order. The figures below the weights and the blend and the editor are more than half of the
-   * page's models, and not needed for the first move of a slider: app/export.py keeps their JSON apart
-   * (the script `laterId`), so neither reading it into models nor making their views holds up the first
-   * part. Each is then read in an idle moment of its own (at most LATER_MS later) and handed to the
-   * binding (page.attach, which brings it up to date), and its views are made in the next task, so a drag
-   * started meanwhile is not held. Should this BokehJS lack what this uses, Bokeh's own embed_items makes
-   * the whole page at once.
-   * app/export.py calls this as soon as the page's roots are parsed, not at DOMContentLoaded (the rest of
-   * the page, the training lab, is parsed after the first part is made), so the scripts that patch
-   * BokehJS are installed first (whenBokeh.now), and the binding is run as soon as the first part's
-   * views are made (bindNow).
+   * Makes the export's page from the JSON app/export.py writes (`configScript`: the <script> that holds
+   * its configuration: which <script>s hold the document's JSON, where its roots go, and the binding's
+   * configuration) and binds it (bind) as soon as its first part's views are made. The roots
+   * named in `later` (the figures below the weights and the blend, the control panel, the editor, the
+   * further explorers: more than half of the page's models, and not needed for a first slider move) are
+   * kept apart in a <script> of their own, read, bound (page.attach) and given views each in an idle
+   * moment of its own (at most LATER_MS later), so a drag started meanwhile is not held.
+   * Reading a root against a document already made takes BokehJS's internals (static/bokeh_seam.js);
+   * where the seam is off, Bokeh.embed.embed_items makes the whole page at once, then it is bound.
+   * Runs where app/export.py puts its script (static/export_embed.js), as soon as the roots' elements are
+   * parsed, not at DOMContentLoaded: the rest of the page (the training lab) is parsed after.
    */
-  async function embed(Bokeh, docsJson, renderItems, later, laterId) {
-    if (window.whenBokeh && window.whenBokeh.now) window.whenBokeh.now(); // static/when_bokeh.js
-    if (typeof docsJson === 'string') docsJson = JSON.parse(Bokeh.require('core/util/string').unescape(docsJson));
-    const entries = Object.entries(docsJson);
-    const item = renderItems[0];
-    const laterScript = laterId ? document.getElementById(laterId) : null;
+  async function embed(configScript) {
+    const read = (id) => JSON.parse(document.getElementById(id).textContent);
+    const config = JSON.parse(configScript.textContent);
+    const docJson = read(config.document);
+    const item = config.render_item;
     let waiting = [];
     try {
-      if (laterScript) waiting = JSON.parse(Bokeh.require('core/util/string').unescape(laterScript.textContent));
+      waiting = read(config.later);
     } catch (err) {
       console.error('explorer_page.js: the later roots cannot be read', err);
     }
-    const whole = async () => { // the document with every root, by Bokeh's embed_items
-      if (entries.length === 1) entries[0][1].roots = [...entries[0][1].roots, ...waiting];
+    const element = (id) => document.getElementById(item.roots[id]);
+    const seam = window.BokehSeam;
+    let doc = null;
+    try {
+      doc = seam && waiting.length ? seam.documentFromJson(docJson) : null;
+    } catch (err) {
+      console.error('explorer_page.js: embedding in steps failed; the whole page at once', err);
+    }
+    if (doc === null) { // the document with every root, by Bokeh's embed_items
+      docJson.roots = [...docJson.roots, ...waiting];
       try {
-        return await Bokeh.embed.embed_items(docsJson, renderItems);
+        const [views] = await Bokeh.embed.embed_items({ [item.docid]: docJson }, [item]);
+        const [first] = views;
+        if (first) bind(first.model.document, config.bind);
       } finally {
         embedded();
       }
-    };
-    if (entries.length !== 1 || renderItems.length !== 1 || !later || !later.length || !waiting.length) {
-      return whole();
+      return;
     }
     performance.mark('head-embed-start');
-    let doc, dom, Deserializer, elements, slots;
-    try {
-      dom = Bokeh.require('embed/dom');
-      Deserializer = Bokeh.require('core/serialization/deserializer').Deserializer;
-      doc = Bokeh.require('document').Document.from_json(entries[0][1]);
-      performance.mark('head-embed-json');
-      elements = dom._resolve_root_elements(item); // one a root, in the document's order: the later ones last
-      if (elements.length !== doc.roots().length + waiting.length || typeof doc.add_root !== 'function' ||
-          !(doc._all_models instanceof Map)) throw new Error('unexpected document');
-      slots = elements.slice(0, doc.roots().length);
-      embedding.add(doc);
-    } catch (err) {
-      console.error('explorer_page.js: embedding in steps failed; the whole page at once', err);
-      return whole();
-    }
-    await Bokeh.embed.add_document_standalone(doc, dom._resolve_element(item), slots);
+    // one element a root, in the document's order: the later ones join as their roots are added
+    const slots = doc.roots().map((root) => element(root.id));
+    embedding.add(doc);
+    performance.mark('head-embed-json');
+    // BokehJS calls a document idle (`is_idle`, then its document_ready callbacks) once each of its roots
+    // has reported its views drawn, and ignores every report after that: the roots added later would keep
+    // it from ever being idle again, and tools that wait for it (screenshot and PDF exporters, link
+    // checkers) would wait forever. So the first part's reports are held until the later roots are added.
+    const idle = seam.holdIdle(doc);
+    await Bokeh.embed.add_document_standalone(doc, document.body, slots);
     performance.mark('head-embed-views');
-    await bindNow(doc);
-    // otherwise the binding runs from the document's document_ready callback, which BokehJS runs once
-    // every root has reported itself idle
-    await new Promise((done) => {
-      if (bound.some((page) => page.doc === doc)) done();
-      else whenBound.set(doc, done);
-      setTimeout(done, BIND_WAIT_MS); // a page without a binding still gets its roots
-    });
+    bind(doc, config.bind);
     await afterPaint();
     const pages = () => bound.filter((page) => page.doc === doc);
     for (const json of waiting) {
       await whenIdle(LATER_MS);
       const name = json.attributes && json.attributes.name;
       performance.mark(`head-read-${name}`);
-      // read against the document's models, as Document.apply_json_patch reads a root the server adds;
-      // its own models join the document with it (add_root), meanwhile modelById finds them
-      const root = new Deserializer(doc.resolver, new Map(doc._all_models)).decode(json);
-      const models = new Map([...root.references()].map((model) => [model.id, model]));
+      // read against the document's models, as a root the server adds is read; its own models join the
+      // document with it (add_root), meanwhile modelById finds them
+      const { root, models } = seam.readRoot(doc, json);
       laterModels.set(doc, models);
       for (const page of pages()) page.attach(); // written up to date before its views are made
       await nextTask();
-      slots[doc.roots().length] = elements[doc.roots().length];
+      slots.push(element(root.id));
       performance.mark(`head-add-${name}`);
       doc.add_root(root); // BokehJS makes its views in the microtasks that follow
       laterModels.delete(doc);
@@ -311,23 +317,8 @@
     performance.mark('head-embed-complete');
     embedded();
     for (const page of pages()) page.complete = true;
+    idle.release();
   }
-
-  /** Runs the document's binding callback (app/export.py BIND_CALLBACK) now: BokehJS would run it at
-   * document_ready, which it sends once every root has reported itself idle, a task or two after the
-   * views are made. bind() does nothing when that call comes. */
-  async function bindNow(doc) {
-    const callbacks = doc._document_callbacks instanceof Map ? doc._document_callbacks.get('document_ready') : null;
-    for (const callback of callbacks || []) {
-      if (callback.name !== BIND_CALLBACK) continue;
-      try {
-        await callback.execute(doc, {});
-      } catch (err) {
-        console.error('explorer_page.js: the binding failed', err);
-      }
-    }
-  }
-  const BIND_CALLBACK = 'head-bind'; // the name app/export.py gives the document_ready callback that binds
 
   // What waits for the explorer to be made whole (afterEmbed): the training lab below it (app/export_lab.py),
   // which would otherwise be drawn, and laid out in every layout pass BokehJS forces, before the explorer.
@@ -351,8 +342,6 @@
   const AFTER_EMBED_MS = 10000;
   const SETTLE_AFTER_MS = 200; // without a move, before the parts out of sight catch up (bind and follow)
   const LATER_MS = 300; // the longest a root read later waits for an idle moment
-  const BIND_WAIT_MS = 5000;
-  const whenBound = new WeakMap(); // document → resolve() of embed's wait for its binding
   const embedding = new WeakSet(); // documents whose later roots embed has still to add
   const laterModels = new WeakMap(); // document → Map(id → model) of the root read and not yet added
 
@@ -390,6 +379,150 @@
     };
   }
 
+  /**
+   * A phone reader sees what they drag. Where the page is narrow the weights and the blend stand one above
+   * the other over the token sliders, and a slider far down the list would leave both off screen. So while
+   * the sliders are in view and the figures have scrolled off the top, the two figures are drawn over the
+   * top of the visible part of the page (moved by a transform: nothing else moves, and a slider under a
+   * finger stays where it is), and the sliders pass under them. A slider that takes the keyboard's focus
+   * under them is scrolled into the part below them. In the fragment's frame (app/fragment.py), which is as
+   * tall as its content and so never scrolls itself, "visible" is what the embedding page shows of the
+   * frame, below any bar fixed to the top of that page. Wider pages (the sliders beside a figure) are left
+   * as they are. Returns a function that places the figures again (after a new shape's sliders).
+   */
+  function pinFigures(figures, sliders) {
+    if (!window.Bokeh || !Bokeh.index) return () => {};
+    // the figures stand above the sliders (a narrow page) rather than beside them
+    const stacked = (figuresBottom, sliders) => sliders.top >= figuresBottom - 1;
+    const moved = (el) => {
+      const m = /translateY\((-?[\d.]+)px\)/.exec(el.style.transform);
+      return m ? Number(m[1]) : 0;
+    };
+    const FOCUS_SCROLL_MS = 1000; // a scroll that ends this soon after a focus is the browser's, to show it
+    const host = hostWindow();
+    const els = () => figures.map((m) => Bokeh.index.find_one(m)).map((v) => (v ? v.el : null));
+    const box = () => { const v = Bokeh.index.find_one(sliders); return v ? v.el : null; };
+    let offset = 0;
+    let due = false;
+    let headerAt = -1; // the embedding page's fixed top bar, measured once per width
+    function visibleTop() { // in this window's coordinates
+      if (host === window) return 0;
+      const frame = window.frameElement.getBoundingClientRect();
+      if (headerAt < 0) headerAt = fixedBarHeight(host, frame);
+      return Math.max(0, headerAt - frame.top);
+    }
+    function visibleBottom() {
+      if (host === window) return window.innerHeight;
+      const frame = window.frameElement.getBoundingClientRect();
+      return Math.min(window.innerHeight, host.innerHeight - frame.top);
+    }
+    function place() {
+      due = false;
+      const [a, b] = els();
+      const list = box();
+      if (!a || !b || !list || !a.isConnected) return;
+      const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect(), rs = list.getBoundingClientRect();
+      const top = ra.top - moved(a); // where the figures stand unmoved
+      const height = rb.bottom - moved(b) - top;
+      const vt = visibleTop();
+      // the sliders below both figures, some of them below where the figures would stand: follow
+      const pinned = stacked(rb.bottom - moved(b), rs) && top < vt && rs.bottom > vt + height &&
+        rs.top < visibleBottom();
+      offset = pinned ? vt - top : 0;
+      // (written each time: BokehJS may lay a figure out anew, and its element's style with it)
+      // white beside them and in the gap between them, so no slider shows through; a shade under the last
+      const white = '0 10px 0 0 white, 420px 0 0 0 white';
+      for (const el of [a, b]) {
+        const style = {
+          transform: offset ? `translateY(${offset}px)` : '',
+          zIndex: offset ? '5' : '',
+          background: offset ? 'white' : '',
+          boxShadow: !offset ? '' : el === b ? `${white}, 0 6px 6px -6px rgba(0, 0, 0, 0.35)` : white,
+        };
+        for (const [key, value] of Object.entries(style)) if (el.style[key] !== value) el.style[key] = value;
+      }
+    }
+    // A slider that takes the keyboard's focus where the figures would cover it (the browser scrolls it just
+    // into view, often to the top or bottom edge) is scrolled to just below where they stand over the page;
+    // one below the screen, up into it (as far as the figures leave room).
+    function uncover() {
+      const [a, b] = els();
+      const list = box();
+      if (!a || !b || !list || !stacked(b.getBoundingClientRect().bottom - moved(b), list.getBoundingClientRect())) return;
+      let el = document.activeElement;
+      while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+      if (!el || el === document.body || !inside(el, list)) return;
+      const slider = el.getRootNode().host || el; // the whole slider, its title too
+      const height = b.getBoundingClientRect().bottom - a.getBoundingClientRect().top;
+      const r = slider.getBoundingClientRect();
+      const under = visibleTop() + height + 4 - r.top; // > 0: covered by the figures over the page
+      const past = r.bottom + 4 - visibleBottom(); // > 0: below the screen
+      const by = under > 0 ? -under : past > 0 ? Math.min(past, -under) : 0;
+      if (by) host.scrollBy({ top: by, behavior: 'instant' }); // (a theme may scroll smoothly)
+      place();
+    }
+    const soon = () => {
+      if (!due) {
+        due = true;
+        requestAnimationFrame(place);
+      }
+    };
+    const watch = [window];
+    if (host !== window) watch.push(host);
+    for (const w of watch) {
+      w.addEventListener('scroll', soon, { passive: true });
+      w.addEventListener('resize', () => { headerAt = -1; soon(); }, { passive: true });
+    }
+    // (and again once the browser's own scroll to the focused slider has ended: a theme may make it smooth).
+    // A focus that moves from one slider to another within the sliders' box sends no focusin to the document
+    // (the two are the same element there, once shadow roots are looked through): a Tab's keyup does come.
+    let focusedAt = -Infinity;
+    const focused = () => {
+      focusedAt = performance.now();
+      requestAnimationFrame(uncover);
+    };
+    document.addEventListener('focusin', focused);
+    document.addEventListener('keyup', (event) => { if (event.key === 'Tab') focused(); });
+    const afterScroll = () => { if (performance.now() - focusedAt < FOCUS_SCROLL_MS) uncover(); };
+    for (const w of watch) w.addEventListener('scrollend', afterScroll, { passive: true });
+    soon();
+    return soon;
+  }
+
+  /** Whether `el` lies within `container`, across shadow roots. */
+  function inside(el, container) {
+    for (; el; el = el.parentElement || (el.getRootNode && el.getRootNode().host) || null) {
+      if (el === container) return true;
+    }
+    return false;
+  }
+
+  /** The window that scrolls the page: this one, or the embedding page of the fragment's srcdoc frame. */
+  function hostWindow() {
+    try {
+      if (window.frameElement && window.location.href === 'about:srcdoc') return window.parent;
+    } catch (err) {
+      // a frame the host page will not let us read: as a page of its own
+    }
+    return window;
+  }
+
+  /** How far down the embedding page's bars fixed to the top of its window reach (a theme's header): the
+   * first point down the frame's middle whose element is not in a fixed or sticky box. */
+  function fixedBarHeight(host, frame) {
+    const x = Math.min(Math.max(frame.left + frame.width / 2, 0), host.innerWidth - 1);
+    const fixed = (el) => {
+      for (; el && el !== host.document.body; el = el.parentElement) {
+        if (/^(fixed|sticky)$/.test(host.getComputedStyle(el).position)) return true;
+      }
+      return false;
+    };
+    for (let y = 0; y < Math.min(200, host.innerHeight); y += 4) {
+      if (!fixed(host.document.elementFromPoint(x, y))) return y;
+    }
+    return 0;
+  }
+
   /** A configuration's `models` with each {id} in it replaced by that model of `doc` (modelById). */
   function resolveModels(doc, ref) {
     if (Array.isArray(ref)) return ref.map((r) => resolveModels(doc, r));
@@ -401,8 +534,8 @@
   }
 
   function bind(doc, config) {
-    const had = bound.find((page) => page.doc === doc && !page.served); // embed's bindNow came first
-    if (had) return had; // (BokehJS's document_ready follows)
+    const had = bound.find((page) => page.doc === doc && !page.served);
+    if (had) return had;
     performance.mark('head-bind-start'); // bench/bench_export.py reports where the start-up time goes
     const logic = HeadLogic.make(config);
     const V = config.view;
@@ -413,9 +546,9 @@
     let E = M.editor;
     const SWITCHES = config.switches;
     let state = logic.initial();
-    const { paintPlot, paintBlend, setSteps } = painter(() => M, V);
+    const { paintPlot, paintBlend, setSteps, layOutAll } = painter(() => M, V);
     let syncing = false;
-    const page = { doc, config, get state() { return state; }, dispatch, logic };
+    const page = { doc, config, get state() { return state; }, dispatch, logic, watchers: [] };
     bound.push(page);
 
     // --- state → figures -------------------------------------------------------------
@@ -441,7 +574,7 @@
       part(name, M.plots[name].figure, (reshape) => paintPlot(M.plots[name], logic.render(state), state, reshape));
     }
     part('blend', M.blend.figure, (reshape) => paintBlend(logic.render(state), state, reshape));
-    part('editor', E.area, () => syncEditor(state, null));
+    part('editor', E.area, () => syncEditor(state));
 
     function isStale(name, reshape) {
       const p = parts[name];
@@ -486,6 +619,11 @@
     page.watch = watchScreen;
 
     function paint(view, s, reshape) {
+      // Every figure's new size first, then the new data: a change of size makes BokehJS redo the text
+      // visuals of the page's figures at once, which must not fall between a figure's new data and its
+      // text's (BokehJS makes a text glyph's labels a microtask after its data).
+      // (a figure out of sight is laid out when it catches up)
+      if (reshape) layOutAll(Object.entries(M.plots).filter(([name]) => parts[name].model !== null && parts[name].visible), view);
       for (const [name, plot] of Object.entries(M.plots)) {
         if (!isStale(name, reshape)) paintPlot(plot, view, s, reshape);
       }
@@ -528,6 +666,7 @@
       C_.tokens.children = rows;
       page.sliders = sliders;
       page.slidersShape = sliderShape(s);
+      if (page.pin) page.pin(); // the sliders' box has another height
     }
 
     function showSliderValues(s) {
@@ -548,14 +687,12 @@
     // the new figures, with the state of that moment (syncControls). Until then the old sliders and grids
     // stand and are not listened to (their tokens and components may not exist any more).
     let controlsDue = false;
-    page.controlsFollow = true; // for bench/bench_export.py
     function syncControlsSoon() {
       if (controlsDue) return;
       controlsDue = true;
       requestAnimationFrame(() => setTimeout(() => {
         controlsDue = false;
         syncControls(state);
-        page.slidersBuilt = performance.now(); // bench/bench_export.py: when a new shape's controls stand
       }, 0));
     }
     const slidersCurrent = () => !controlsDue && page.slidersShape === sliderShape(state);
@@ -587,7 +724,7 @@
     const messageMarkup = (s) => (s.message ? `<div class="alert">${esc(s.message)}</div>` : '');
 
     // The editor's fields, from the state (widgets/editor.py).
-    function syncEditor(s, old) {
+    function syncEditor(s) {
       setText(E.message, messageMarkup(s));
       const labels = s.tokens.join(', ');
       if (E.labels.value !== labels) E.labels.value = labels;
@@ -637,7 +774,7 @@
         if (!old || sliderShape(old) !== sliderShape(s)) buildSliders(s);
         else showSliderValues(s);
         syncPanel(s, newTokens);
-        if (!isStale('editor', !old)) syncEditor(s, old);
+        if (!isStale('editor', !old)) syncEditor(s);
         if (E.message) setText(E.message, messageMarkup(s)); // else syncEditor writes it once it is read
       } finally {
         syncing = false;
@@ -670,6 +807,7 @@
       if (inputsOf(next) !== inputsOf(old)) {
         reshape = shapeOf(next) !== shapeOf(old);
         paint(logic.render(next), next, reshape);
+        for (const watch of page.watchers) watch(next); // other views of this head (static/explorer_tabs.js)
       }
       if (reshape || controlsDue) syncControlsSoon(); // the figures' frame first
       else syncControls(next);
@@ -805,9 +943,9 @@
     if (Object.keys(params).length) dispatch({ do: 'link', params });
     else syncControls(state);
     afterPaint().then(watchScreen); // not on the way to the first frame: until then every part is written
+    afterPaint().then(() => { page.pin = pinFigures([M.plots.weights.figure, M.blend.figure], C_.tokens); });
     page.ready = true;
     page.complete = !embedding.has(doc); // every root has its views (see embed)
-    if (whenBound.has(doc)) whenBound.get(doc)();
     performance.mark('head-bind-end');
     return page;
   }
@@ -815,30 +953,30 @@
 
   /**
    * A served page (app/served_page.py) draws a student's own moves. The server stays the authority: it
-   * applies every value it receives, and publishes its state (the JSON in `config.models.shown`'s tags)
+   * applies every value it receives, and publishes its state (widgets/channel.py: the channel's `state`)
    * with every change that is not a drag. But under a class's load its answer can come a second after
    * the move, so the page does not wait for it: it shows the server's state with what its own controls
    * hold (the token sliders, the query picker, the switches), which is always the newest (the student's
    * move, or the server's value when it sets them), written without syncing it back. After each answer
    * the same is done again in the same task, before the next frame, so an answer to an older move is
-   * never seen. Once set up, the page marks the sliders' box (config.draws_own_moves) and the server sends
-   * nothing of the figures for a drag, which the page has drawn already. Only the figures and the steps
-   * panel are drawn here; the rest (the controls, the preset's note, the editor, the address) is the
-   * server's, as are presets, edits and the teacher's sends, each of which publishes the state anew.
-   * `window.headExplorerServerDraws = true` before the page loads leaves every drawing to the server
-   * (bench/own_moves.py measures both).
+   * never seen. Once set up, the page sets the channel's `drawn_by` to "page" and the server sends
+   * nothing of the figures for a drag, which the page has drawn already; while `drawn_by` is "server"
+   * (the page's drawing failed, or a test or benchmark asked for the server's answers alone) the page
+   * draws nothing. Only the figures and the steps panel are drawn here; the rest (the controls, the
+   * preset's note, the editor, the address) is the server's, as are presets, edits and the teacher's
+   * sends, each of which publishes the state anew.
    */
   function follow(doc, config) {
-    if (window.headExplorerServerDraws === true) return null;
     const logic = HeadLogic.make(config);
     const M = resolveModels(doc, config.models);
-    // Python's and JavaScript's numbers agree to 1e-9 (tests/test_actions.py), not to the last bit.
-    const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false, tolerance: 1e-9 });
+    // Python's and JavaScript's numbers agree to the last bit (tests/test_actions.py requires it), so the
+    // server's answer to a move the page has drawn is found equal and not written again.
+    const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false });
     const page = { doc, config, served: true, drawn: 0, failed: 0 };
 
     const published = () => {
       try {
-        return JSON.parse(M.shown.tags[0]);
+        return JSON.parse(M.channel.state);
       } catch (err) {
         return null;
       }
@@ -892,15 +1030,20 @@
 
     let due = false;
     let stopped = false;
-    // Only what differs from what is shown is written (to 1e-9), so a server's answer with the same
+    let drawn = server; // the state drawn last: one slider apart from the next, it is the head before a move
+    let publishedText = M.channel.state; // a new one is a change the server made (a preset, an edit): no move
+    // Only what differs from what is shown is written, so a server's answer with the same
     // numbers costs the page one comparison.
     function refresh(everything) {
       due = false;
-      if (stopped) return;
+      if (stopped || M.channel.drawn_by !== 'page') return;
       server = published() || server;
       if (!server) return;
       try {
-        const s = predicted();
+        const fresh = M.channel.state !== publishedText;
+        publishedText = M.channel.state;
+        const s = fresh ? Object.assign({}, predicted(), { moved: null }) : logic.sliderMove(drawn, predicted());
+        drawn = s;
         const view = logic.render(s);
         for (const [name, plot] of Object.entries(M.plots)) {
           if (everything || inView.get(name) !== false) {
@@ -919,7 +1062,7 @@
         console.error(err);
         page.failed += 1;
         stopped = true;
-        M.tokens.tags = [];
+        M.channel.drawn_by = 'server';
       }
     }
     // Once per batch of changes: a slider moved, or the server's answer (its figures, sliders and state
@@ -940,7 +1083,7 @@
       }
     }
     M.tokens.connect(M.tokens.properties.children.change, () => { wire(); soon(); });
-    M.shown.connect(M.shown.properties.tags.change, soon);
+    M.channel.connect(M.channel.properties.state.change, soon);
     M.query.connect(M.query.properties.value.change, soon);
     for (const sw of SWITCHES) {
       const widget = M.switches[sw.name];
@@ -948,7 +1091,8 @@
     }
     wire();
     watchScreen();
-    M.tokens.tags = [config.draws_own_moves]; // the server need not send a drag's figures any more
+    page.pin = pinFigures([M.plots.weights.figure, M.blend.figure], M.tokens);
+    M.channel.drawn_by = 'page'; // the server need not send a drag's figures any more
     // static/rejoin.js: the head on screen as link parameters (the server's state and what the controls
     // hold), to open a new session on should the server go; and to stop drawing a document it replaced
     page.link = () => (server ? logic.encodeLink(predicted()) : null);

@@ -1,9 +1,10 @@
 /*
- * The static page's binding for the two further explorers: Bokeh events in,
+ * The static page's binding for the further explorers: Bokeh events in,
  * view data out.  Each control's CustomJS callback (app/export_explorers.py)
- * calls ExplorerTabs.cost or ExplorerTabs.saturation with its kind, the
+ * calls ExplorerTabs.cost, .saturation or .tiles with its kind, the
  * widget and the page's models.  The state and every number come from the
- * pure ports (static/cost.js, static/saturation.js); this file only writes
+ * pure ports (static/cost.js, static/saturation.js, static/tiles.js, the
+ * last on the head the page's explorer holds); this file only writes
  * their view data into the same Bokeh models the served views write
  * (widgets/cost_page.py CostPage.update / show_inputs, and the saturation
  * page's), and shows a refusal's message as widgets/refusal.py does.
@@ -110,6 +111,7 @@
     M.marker.data = v.marker;
     for (const span of M.chosen) span.location = v.chosen;
     setText(M.readout, v.readout);
+    setText(M.row, v.row);
   }
 
   function showSaturation(M, e) {
@@ -144,27 +146,119 @@
     }
   }
 
+  // --- the "Attention in tiles" tab ---------------------------------------------------------------
+  // It reads the head on screen: the state of the page's explorer (static/explorer_page.js bind), drawn
+  // anew after each of its changes once the tab has opened. Its own state is {size, step}
+  // (static/tiles.js apply).
+
+  const headPage = () => ((window.HeadExplorerPage && HeadExplorerPage.pages) || []).find((p) => p.logic) || null;
+
+  /** TilesPage.update: one state's view data into the tab's models. */
+  function drawTiles(M, e) {
+    const page = headPage();
+    if (!page) return;
+    const s = page.state;
+    const head = page.logic.headOf(s);
+    const v = TilesExplorer.viewData(e.config, head, s.query, s.tokens, e.state.size, e.state.step);
+    for (const name of ['scores', 'weights', 'tiles', 'current']) M[name].data = v[name];
+    const [scoreMapper, scoreInk, weightMapper, weightInk] = M.mappers;
+    for (const [mapper, [low, high]] of [[scoreMapper, v.score_limits], [scoreInk, v.score_limits],
+      [weightMapper, v.weight_limits], [weightInk, v.weight_limits]]) {
+      if (mapper.low !== low || mapper.high !== high) mapper.setv({ low, high });
+    }
+    const L = v.layout;
+    if (M.x_range.end !== v.T - 0.5) M.x_range.setv({ start: -0.5, end: v.T - 0.5 });
+    M.axis.major_label_overrides = new Map(L.x_ticks.map((n, k) => [n, L.x_labels[k]])); // labels first
+    M.axis.ticker.ticks = L.x_ticks;
+    M.axis.major_label_orientation = L.x_angle;
+    for (const glyph of M.numbers) if (glyph.text_font_size !== `${L.font}px`) glyph.text_font_size = `${L.font}px`;
+    e.drawing = true; // the slider's own callback must not take our writes for a move
+    try {
+      M.size.setv({ end: Math.max(v.T, 2), value: v.size, disabled: v.T < 2 });
+    } finally {
+      e.drawing = false;
+    }
+    setValue(M.next, 'disabled', v.step >= v.count);
+    setValue(M.again, 'disabled', v.step === 0);
+    setText(M.readout, v.readout);
+    setText(M.table, v.table);
+  }
+
+  const tilesEntry = (M) => entry(M, (config) => Object.assign({}, config.start));
+
+  function tiles(kind, obj, M) {
+    try {
+      const e = tilesEntry(M);
+      const page = headPage();
+      if (!page || e.drawing) return;
+      const T = page.state.tokens.length;
+      if (kind === 'size' && obj.value === TilesExplorer.settle(e.state.size, e.state.step, T)[0]) return;
+      e.state = TilesExplorer.apply(e.state, kind === 'size' ? { do: 'size', value: obj.value } : { do: kind }, T);
+      drawTiles(M, e);
+    } catch (err) {
+      console.error(err);
+    }
+  }
+
+  /** The tab's document is made: draw the head as it is now, and again after each of its changes. */
+  function startTiles(doc) {
+    const tags = doc.roots()[0].tags.map((t) => (t instanceof Map ? Object.fromEntries(t) : t));
+    const M = tags.find((t) => t && t.key && t.scores);
+    const page = headPage();
+    if (!M || !page) return;
+    const e = tilesEntry(M);
+    page.watchers.push(() => drawTiles(M, e));
+    drawTiles(M, e);
+  }
+
   // --- the tab strip (app/export_explorers.py tabs_html) ------------------------------------
 
+  // The tabs' documents, by the id of the JSON that holds them (the strip's data-items), read when first
+  // needed.
+  const items = new Map();
+  function itemsOf(id) {
+    if (!items.has(id)) {
+      const script = document.getElementById(id);
+      items.set(id, script ? JSON.parse(script.textContent) : {});
+    }
+    return items.get(id);
+  }
+
   /**
-   * Show the tab of `button`; the first time a page's tab opens, embed its Bokeh document (JSON
-   * in ExplorerTabs.items).  Works inside the Div's shadow root, and for several pages at once.
+   * Show the tab of `button`; the first time a page's tab opens, embed its Bokeh document (json_item,
+   * packed by app/packing.py: static/unpack.js).  Works inside the Div's shadow root, and for several
+   * pages at once.
    */
   function open(button) {
     const root = button.getRootNode();
     const name = button.dataset.tab;
+    const strip = button.closest('.more-tabs');
     for (const b of root.querySelectorAll('.more-tabs button')) b.setAttribute('aria-selected', String(b === button));
     let target = null;
     for (const panel of root.querySelectorAll('.more-panel')) {
       panel.hidden = panel.dataset.tab !== name;
       if (!panel.hidden) target = panel;
     }
-    const item = window.ExplorerTabs.items[name];
+    const item = strip ? itemsOf(strip.dataset.items)[name] : undefined;
     if (target && item && !target.dataset.embedded) {
       target.dataset.embedded = 'yes';
-      Bokeh.embed.embed_item(JSON.parse(item), target).catch((err) => console.error(err));
+      // packed by app/packing.py: unpacked only now, when the reader first opens the tab
+      Unpack.json(item)
+        .then((json) => Bokeh.embed.embed_item(json, target).then(() => {
+          const doc = Bokeh.documents.find((d) => d.roots().some((r) => r.id === json.root_id));
+          if (name === 'tiles' && doc) startTiles(doc); // it draws the head as it is now, and follows it
+        }))
+        .catch((err) => console.error(err));
     }
   }
 
-  window.ExplorerTabs = { cost, saturation, open, states: pages, items: {} }; // items: set by the page
+  // A click on a tab of a strip (it lives in a Div's shadow root: the click's path says which button).
+  if (!window.ExplorerTabs) {
+    document.addEventListener('click', (event) => {
+      const button = event.composedPath().find((el) => el instanceof Element && el.matches('.more-tabs button'));
+      if (button) open(button);
+    });
+  }
+
+  window.ExplorerTabs = { cost, saturation, tiles, open, states: pages };
 })();

@@ -1,11 +1,13 @@
 /*
  * The training lab, in both pages: pure DOM, drawn from the shipped runs (static/lab/*.json). The static
  * export inlines them with this file (app/export_lab.py); the served page sends them once, when its tab is
- * first opened, to a Panel JSComponent that carries this file (widgets/lab_view.py). Either way a run
- * switch or a snapshot move is drawn here, in the browser, with no server. The shown head is recomputed
- * at each snapshot by the JavaScript port of the core (static/attention.js, `AttentionHead.attend` and
- * `viewData`), held equal to numpy by tests/test_parity.py and tests/test_lab_parity.py; the claim and
- * findings text comes made by Python (widgets/lab_data.describe), inside the data.
+ * first opened, to a Panel JSComponent that carries this file (widgets/lab_view.py). Either way a run or
+ * seed switch or a snapshot move is drawn here, in the browser, with no server. Each run holds one record
+ * per seed (every snapshot for the first seed, the trained head for the others). The shown head is
+ * recomputed at each snapshot by the JavaScript port of the core (static/attention.js, `AttentionHead.attend`
+ * and `viewData`), held equal to numpy by tests/test_parity.py and tests/test_lab_parity.py; the claim,
+ * the verdicts counted over the seeds, the findings and each seed's note come made by Python
+ * (widgets/lab_data.describe and seed_note), inside the data.
  *
  * Every heatmap is a real table (row and column headers are the token labels or the stream and head
  * components; masked cells and the query's row are said in words), so a screen reader reads its numbers.
@@ -22,8 +24,8 @@
   const LINES = [ // as widgets/lab_view.py LINES: source, label, colour, dash
     ['train', 'this run: training loss', '#1f77b4', ''],
     ['eval', 'this run: held-out loss', '#1f77b4', '6 4'],
-    ['full train', 'full head: training loss', '#7f7f7f', ''],
-    ['full eval', 'full head: held-out loss', '#7f7f7f', '6 4'],
+    ['full train', 'reference run: training loss', '#7f7f7f', ''],
+    ['full eval', 'reference run: held-out loss', '#7f7f7f', '6 4'],
     ['honest', 'generated one token at a time', '#d62728', '2 3'],
     ['uniform', 'uniform guess, ln V', '#2ca02c', '8 3 2 3'],
   ];
@@ -63,27 +65,30 @@
     return Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => causal && j > i));
   }
 
-  /** What the lab shows for snapshot k, query i: widgets/lab_data.lab_view_data's numbers. */
-  function labViewData(run, k, i) {
-    const labels = tokenLabels(run.probe);
+  /** What the lab shows for seed record s (an index into run.seeds), snapshot k, query i: the numbers
+   * tests/test_lab_parity.py holds equal to the numpy core's head (widgets/lab_data.head_at). `switches` is
+   * the table of switches (core.options.table_json(), in the lab's data) the core's port reads its options by. */
+  function labViewData(run, s, k, i, switches) {
+    const record = run.seeds[s];
+    const labels = tokenLabels(record.probe);
     const T = labels.length;
-    const snap = run.snapshots[k];
+    const snap = record.snapshots[k];
     const sw = run.switches;
-    const out = { labels: labels, step: snap.step, query: i };
+    const out = { labels: labels, step: snap.step, query: i, seed: record.seed };
     if (snap.W_Q) {
-      const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), {
-        scaling: sw.scaling, causal: sw.causal, tied_qk: sw.tied_qk, normaliser: sw.normaliser,
-      });
+      // the run's switches, every one the explorer has (core.options.SWITCHES), as attend takes them
+      const head = AttentionHead.attend(unf16(snap.X), unf16(snap.W_Q), unf16(snap.W_K), unf16(snap.W_V), sw, switches);
       const data = AttentionHead.viewData(head, i, labels);
       out.weights = head.weights;
       out.future = head.future;
-      out.steps = data.steps + data.checks;
+      // the checks without the explorer's hint about its sliders (a trained head has none to move)
+      out.steps = data.steps + data.checks.replace(AttentionHead.MOVE_HINT, '');
       out.W = { W_Q: head.W_Q, W_K: head.W_K };
     } else {
       const A = unf16(snap.maps[String(run.shown_layer)]);
       out.weights = A;
       out.future = causalFuture(T, sw.causal);
-      const shown = A[i].slice(0, sw.causal ? i + 1 : T).map((w) => w.toFixed(2)).join(', ');
+      const shown = A[i].slice(0, sw.causal ? i + 1 : T).map((w) => AttentionHead.fmt(w)).join(', ');
       out.steps = `<p>This head is ${run.shape.d} wide: its W_Q and W_K (${run.shape.C} × ${run.shape.d}) ` +
         `are not shipped (too large to read or to inline), only its weights on the probe. Row ${i} ` +
         `(${labels[i]}): ${shown}.</p>`;
@@ -93,15 +98,19 @@
     return out;
   }
 
-  function curves(run, runs) {
+  /** The loss curves of seed record s, beside those of the same seed of the run it is set against. */
+  function curves(run, s, runs) {
+    const none = { x: [], y: [] };
+    const record = run.seeds[s];
+    // a point of the training curve is drawn at the end of its window of `every` steps (core.lab.encoding)
     const lines = (r) => ({
-      train: { x: r.curve.step, y: r.curve.loss },
-      eval: { x: r.evals.map((e) => e.step), y: r.evals.map((e) => e.eval_loss) },
+      train: { x: r.curve.loss.map((_, j) => Math.min((j + 1) * r.curve.every, run.steps)), y: r.curve.loss },
+      eval: { x: r.held_out.step, y: r.held_out.loss },
     });
-    const own = lines(run);
-    const other = runs[run.compare] ? lines(runs[run.compare]) : { train: { x: [], y: [] }, eval: { x: [], y: [] } };
-    const honest = run.evals[0].honest_loss !== undefined
-      ? { x: run.evals.map((e) => e.step), y: run.evals.map((e) => e.honest_loss) } : { x: [], y: [] };
+    const own = lines(record);
+    const compared = runs[run.compare] && runs[run.compare].seeds.find((r) => r.seed === record.seed);
+    const other = compared ? lines(compared) : { train: none, eval: none };
+    const honest = record.held_out.honest ? { x: record.held_out.step, y: record.held_out.honest } : none;
     const lnV = Math.log(run.shape.V);
     return {
       train: own.train, eval: own.eval, 'full train': other.train, 'full eval': other.eval, honest: honest,
@@ -237,7 +246,7 @@
     const parts = [`<rect x="${L}" y="${T}" width="${W - L - R}" height="${plotH}" fill="none" stroke="#ccc"/>`];
     for (let k = 0; k <= 4; k++) {
       const v = (top * k) / 4;
-      parts.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(1)}</text>`);
+      parts.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${AttentionHead.fmt(v, 1)}</text>`);
       const s = Math.round((steps * k) / 4);
       parts.push(`<text x="${x(s)}" y="${T + plotH + 16}" text-anchor="middle" font-size="11">${s}</text>`);
     }
@@ -245,7 +254,8 @@
     LINES.forEach(([name, label, colour, dash], n) => {
       const l = lines[name];
       if (l.x.length) {
-        const pts = l.x.map((s, k) => `${x(s).toFixed(1)},${y(l.y[k]).toFixed(1)}`).join(' ');
+        const tenth = (v) => Math.round(v * 10) / 10; // an SVG coordinate, to a tenth of a pixel
+        const pts = l.x.map((s, k) => `${tenth(x(s))},${tenth(y(l.y[k]))}`).join(' ');
         parts.push(`<polyline data-line="${name}" points="${pts}" fill="none" stroke="${colour}" stroke-width="2" stroke-dasharray="${dash}"/>`);
       }
       const lx = beside ? W - R + 10 : L, ly = (beside ? T + 14 : T + plotH + B + 8) + 18 * n;
@@ -260,9 +270,12 @@
 
   /** Build the lab into `container` from `lab` = {runs: {name: run}, order: [...], described: {name: html}}. */
   function mount(container, lab) {
-    const state = { run: lab.order[0], k: -1, i: -1 };
+    // s: which of the run's seeds is drawn (an index into run.seeds; every shipped run has the same seeds)
+    const state = { run: lab.order[0], s: 0, k: -1, i: -1 };
     const runSelect = el('select', { 'aria-label': 'Run', class: 'lab-run' },
       lab.order.map((n) => el('option', { value: n, text: n })));
+    const seedSelect = el('select', { 'aria-label': 'Seed', class: 'lab-seed' },
+      lab.runs[lab.order[0]].seeds.map((r, s) => el('option', { value: String(s), text: String(r.seed) })));
     const slider = el('input', { type: 'range', min: '0', step: '1', class: 'lab-snapshot', 'aria-label': 'Snapshot' });
     const sliderLabel = el('span', { class: 'lab-snapshot-label' });
     const querySelect = el('select', { 'aria-label': 'Query token', class: 'lab-query' });
@@ -288,6 +301,7 @@
     svg.setAttribute('class', 'lab-curves');
     container.appendChild(el('div', { class: 'lab-controls' }, [
       el('label', {}, [document.createTextNode('Run '), runSelect]),
+      el('label', {}, [document.createTextNode('Seed '), seedSelect]),
       el('label', {}, [sliderLabel, slider]),
       el('label', {}, [document.createTextNode('Query token '), querySelect]),
     ]));
@@ -309,58 +323,47 @@
       }).observe(chartBox);
     }
 
-    // Room for the tallest shipped run, reserved once per width. The runs are all known here (lab.order), and
-    // their heights differ (W_Q is 8, 16 or 24 rows; layer 0 shown or not; longer or shorter findings), so
-    // each is drawn once, in one task (nothing is painted in between), its height read, and the lab's
-    // `min-height` set to the largest before the chosen run is drawn back. A switch then never changes the
-    // lab's size: nothing below it moves and, served, BokehJS's layout of the page, which reacts to each
-    // change of its component's size, is not redone (bench/RESULTS-lab.md). The room below a short run is
-    // the same from the first screen on, not whatever the tallest run seen so far left behind.
-    // Drawing every run costs ~150 ms on this machine, so it waits for an idle moment (once per new width,
-    // however many widths a resize passes through) rather than hold up the page's first paint.
-    function reserveTallest() {
-      const chosen = Object.assign({}, state);
-      container.style.minHeight = '';
-      let tallest = 0;
-      lab.order.forEach((name) => {
-        Object.assign(state, { run: name, k: -1, i: -1 });
-        draw(true);
-        tallest = Math.max(tallest, container.getBoundingClientRect().height);
-      });
-      Object.assign(state, chosen);
-      draw(true);
-      container.style.minHeight = `${Math.ceil(tallest)}px`;
-      container.dataset.roomWidth = String(Math.round(container.getBoundingClientRect().width)); // for tests
-    }
-    if (typeof ResizeObserver !== 'undefined') {
-      const whenIdle = typeof requestIdleCallback === 'function'
-        ? (f) => requestIdleCallback(f, { timeout: 1000 }) : (f) => setTimeout(f, 0);
-      let width = 0, waiting = false;
-      new ResizeObserver((entries) => {
-        const w = Math.round(entries[entries.length - 1].contentRect.width);
-        // a height change (the room just reserved), or the lab hidden (a closed tab): nothing to measure
-        if (w === width || w === 0) return;
-        width = w;
-        if (!waiting) {
-          waiting = true;
-          whenIdle(() => { waiting = false; reserveTallest(); });
-        }
-      }).observe(container);
+    // The lab is as tall as the run it shows. A switch to a shorter run would shorten the page under a
+    // reader scrolled near its end, and the browser would pull the page down to its new end: the lab keeps
+    // its old height only until that room is out of sight (below the window, where dropping it moves
+    // nothing on screen), then follows its run again. No room is kept for runs not shown (issue 26: a blank
+    // band of up to 2,000 px below a short run).
+    let keptFor = null; // the scroll listener while the old height is kept
+    function keepHeight(change) {
+      // held before the change: the layout that a shorter run's first read forces would pull the page already
+      container.style.minHeight = `${Math.ceil(container.getBoundingClientRect().height)}px`;
+      change();
+      if (!keptFor) {
+        keptFor = () => {
+          const top = container.getBoundingClientRect().top;
+          const content = Array.from(container.children).reduce((bottom, child) =>
+            Math.max(bottom, child.getBoundingClientRect().bottom), top);
+          if (content < window.innerHeight && container.offsetParent !== null) return; // the room is in sight
+          container.style.minHeight = '';
+          window.removeEventListener('scroll', keptFor);
+          keptFor = null;
+        };
+        window.addEventListener('scroll', keptFor, { passive: true });
+      }
+      keptFor(); // a taller run, or the room out of sight already: at once
     }
 
     function draw(reshape) {
       const run = lab.runs[state.run];
-      const n = run.snapshots.length;
+      const s = Math.min(state.s, run.seeds.length - 1), record = run.seeds[s];
+      const n = record.snapshots.length;
       const k = ((state.k % n) + n) % n;
-      const i = ((state.i % run.probe.length) + run.probe.length) % run.probe.length;
-      const data = labViewData(run, k, i);
+      const i = ((state.i % record.probe.length) + record.probe.length) % record.probe.length;
+      const data = labViewData(run, s, k, i, lab.switches);
       const labels = data.labels;
       if (reshape) {
-        text.innerHTML = lab.described[state.run];
+        text.innerHTML = lab.described[state.run] + lab.at_seed[state.run][s];
+        seedSelect.value = String(s);
         slider.max = String(n - 1);
+        slider.disabled = n === 1; // only the trained head ships for this seed (its note says so)
         querySelect.textContent = '';
         labels.forEach((t, q) => querySelect.appendChild(el('option', { value: String(q), text: `${q}: ${t}` })));
-        chart = { lines: curves(run, lab.runs), steps: run.steps };
+        chart = { lines: curves(run, s, lab.runs), steps: run.steps };
         drawChart();
       }
       slider.value = String(k);
@@ -381,10 +384,12 @@
       }
       steps.innerHTML = data.steps;
       container.dataset.run = state.run;
+      container.dataset.seed = String(record.seed);
       container.dataset.snapshot = String(k);
     }
 
-    runSelect.addEventListener('change', () => { state.run = runSelect.value; state.k = -1; state.i = -1; draw(true); });
+    runSelect.addEventListener('change', () => keepHeight(() => { state.run = runSelect.value; state.k = -1; state.i = -1; draw(true); }));
+    seedSelect.addEventListener('change', () => keepHeight(() => { state.s = Number(seedSelect.value); state.k = -1; draw(true); }));
     slider.addEventListener('input', () => { state.k = Number(slider.value); draw(false); });
     querySelect.addEventListener('change', () => { state.i = Number(querySelect.value); draw(false); });
     draw(true);

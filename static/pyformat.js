@@ -78,6 +78,13 @@
   function fixed(x, places, comma = false) {
     const s = special(x);
     if (s !== null) return s;
+    // The fast way first (every cell of every heatmap is written through here on a move): toFixed rounds
+    // the exact binary value as Python does, except an exact tie, which needs |x|·2^(places + 1) to be a
+    // whole number (a double is m / 2^k, and a tie is an odd number / (2^(places + 1)·5^places)).
+    const a = Math.abs(x);
+    if (!comma && a < 1e21 && !Number.isInteger(a * 2 ** (places + 1))) {
+      return (negative(x) ? '-' : '') + a.toFixed(places);
+    }
     const { digits, point } = exact(x);
     // keep point + places digits: the whole part and `places` decimals
     let { digits: kept } = roundDigits(digits, point + places);

@@ -10,8 +10,8 @@
  *   sliders, the query and the switches from the page's own state; what only the server can do (presets,
  *   the editor, sends, "Back to my head") is made inert meanwhile and the message says so;
  * - opens a new session with the page's own state in its address: the head (explorer_page.js
- *   page.link()) and where it stands in the class (the JSON the server keeps on the class line's or the
- *   send status's tags: widgets/class_link.py, widgets/teacher_desk.py), by fetching the page's own
+ *   page.link()) and where it stands in the class (the JSON the server keeps on the page's channel:
+ *   widgets/channel.py `classroom`), by fetching the page's own
  *   address (the server builds the session from it, as it does any link), then tears down the old
  *   document's views and embeds the new session in the same places of the page with Bokeh's public
  *   `Bokeh.embed.add_document_from_session`; moves made meanwhile are set on the new session's controls;
@@ -104,18 +104,16 @@
 
   const followPage = (doc) => (window.HeadExplorerPage ? HeadExplorerPage.pages.find((p) => p.doc === doc && p.served) : null);
 
-  /** Where the page stands in the class, as the server left it on the page (widgets/class_link.py
-   * ClassLink.published on a student's page, widgets/teacher_desk.py TeacherDesk.published on the
-   * teacher's). */
+  /** Where the page stands in the class, as the server keeps it on the page's channel
+   * (widgets/channel.py `classroom`). */
   function classState(doc) {
-    const state = {};
-    for (const name of ['class-line', 'send-status']) {
-      const model = modelNamed(doc, name);
-      try {
-        if (model && model.tags && model.tags.length) Object.assign(state, JSON.parse(model.tags[0]));
-      } catch (err) { /* a copy that does not read: the page comes back as a new one would */ }
+    const channel = modelNamed(doc, 'head-channel');
+    try {
+      const state = JSON.parse(channel ? channel.classroom : '{}');
+      return state && typeof state === 'object' ? state : {};
+    } catch (err) { // a copy that does not read: the page comes back as a new one would
+      return {};
     }
-    return state;
   }
 
   /** The page's head as link parameters: what it draws (follow), else its address (which the server

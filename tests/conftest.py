@@ -4,6 +4,11 @@ Browser tests use pytest-playwright's `page` / `browser` / `context` fixtures;
 the launch arguments below point them at /usr/bin/chromium (Playwright's own
 browser download is never used).  `served_app` starts `panel serve` on a free
 local port and stops it afterwards.
+
+`--stock-bokeh` (or STOCK_BOKEH=1) runs every page of the session on a BokehJS that reports another
+version than static/bokeh_seam.js was written for, so the seam installs nothing and the pages take
+BokehJS's public way everywhere: every behaviour test must pass so (the seam buys speed, never
+correctness); the tests of the seam itself (marked `seam`) are skipped.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Debian's nginx for the classroom tests (None when it is not installed: those tests are skipped).
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+# What a browser test counts as a problem in a page's console: an error or a warning (static/bokeh_seam.js
+# says a missing piece as an error; BokehJS and Panel warn of what they could not do).
+CONSOLE_PROBLEMS = ("error", "warning")
+
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -38,7 +47,8 @@ CHROMIUM_FLAGS = [
 
 # Moves the slider `name` once and counts the <style> elements rewritten meanwhile, in the page and in
 # every shadow root: with the same text they already held ("unchanged") or with new text ("changed").
-# static/bokeh_patch.js exists to keep "unchanged" at 0 (each such write costs a style recalculation).
+# static/bokeh_seam.js (styleSheets) exists to keep "unchanged" at 0 (each such write costs a style
+# recalculation).
 STYLE_WRITES_DURING_A_MOVE = """async (name) => {
   const roots = [document];
   const walk = (root) => root.querySelectorAll("*").forEach((el) => {
@@ -69,6 +79,23 @@ STYLE_WRITES_DURING_A_MOVE = """async (name) => {
 }"""
 
 
+# A served page's server draws every move from now on (widgets/channel.py `drawn_by`), as it does when the
+# page's own drawing fails: what the server answers is what shows. Waits for the page's `follow` to have
+# taken the drawing first (static/explorer_page.js).
+SERVER_DRAWS = """() => new Promise((done) => {
+  const check = () => {
+    const doc = window.Bokeh && Bokeh.documents[0];
+    const channel = doc && doc.get_model_by_name("head-channel");
+    if (channel && channel.drawn_by === "page") {
+      channel.drawn_by = "server";
+      done();
+    } else {
+      setTimeout(check, 20);
+    }
+  };
+  check();
+})"""
+
 
 def classroom_dry_run(*flags: str) -> str:
     """What `python -m app.classroom FLAGS --dry-run` prints."""
@@ -80,6 +107,83 @@ def classroom_dry_run(*flags: str) -> str:
         timeout=60,
         check=True,
     ).stdout
+
+# Run before any script of a page: window.Bokeh, once BokehJS sets it, reports another version (a Proxy of
+# BokehJS's own object, the rest unchanged), as a page with another BokehJS would.
+OTHER_BOKEH_VERSION = """(() => {
+  let bokeh;
+  Object.defineProperty(window, "Bokeh", {
+    configurable: true,
+    get() { return bokeh; },
+    set(value) {
+      bokeh = value && value.__bokeh__ && !value.__otherVersion ? new Proxy(value, {
+        get(target, key, receiver) {
+          if (key === "version") return target.version + "-other";
+          if (key === "__otherVersion") return true;
+          return Reflect.get(target, key, receiver);
+        },
+      }) : value;
+    },
+  });
+})();"""
+# The seam's one error about it, kept out of the console where every test would count it
+# (tests/test_seam.py checks that it is said).
+QUIET_SEAM_ERROR = """(() => {
+  const error = console.error;
+  console.error = function (...args) {
+    if (!String(args[0]).startsWith("bokeh_seam.js: written for BokehJS")) error.apply(this, args);
+  };
+})();"""
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--stock-bokeh",
+        action="store_true",
+        default=os.environ.get("STOCK_BOKEH") == "1",
+        help="run every page on a BokehJS of another version: static/bokeh_seam.js installs nothing",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "seam: tests static/bokeh_seam.js itself (skipped with --stock-bokeh)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--stock-bokeh"):
+        skip = pytest.mark.skip(reason="--stock-bokeh: static/bokeh_seam.js is off")
+        for item in items:
+            if item.get_closest_marker("seam") is not None:
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stock_bokeh(pytestconfig):
+    """With --stock-bokeh, every browser context and page made in the session runs on BokehJS as it is."""
+    if not pytestconfig.getoption("--stock-bokeh"):
+        yield False
+        return
+    from playwright.sync_api import Browser
+
+    script = OTHER_BOKEH_VERSION + "\n" + QUIET_SEAM_ERROR
+    new_context, new_page = Browser.new_context, Browser.new_page
+
+    def context_with(self, *args, **kwargs):
+        context = new_context(self, *args, **kwargs)
+        context.add_init_script(script)
+        return context
+
+    def page_with(self, *args, **kwargs):
+        page = new_page(self, *args, **kwargs)
+        page.add_init_script(script)
+        return page
+
+    Browser.new_context, Browser.new_page = context_with, page_with
+    try:
+        yield True
+    finally:
+        Browser.new_context, Browser.new_page = new_context, new_page
+
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):

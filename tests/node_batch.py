@@ -33,6 +33,13 @@ def decode_hook(d: dict):
     return float(d["$f"]) if d.keys() == {"$f"} else d
 
 
+def js_int(text: str) -> int | float:
+    """A JSON integer from Node: every JavaScript number is a double, and JSON.stringify writes one below
+    1e21 without an exponent (3.763356797757409e18 as 3763356797757409000), so past 2^53 it is that double."""
+    n = int(text)
+    return n if abs(n) <= 2**53 else float(text)
+
+
 def run_node(driver: Path, batch: dict, timeout: float = 300, object_hook=decode_hook):
     """Run `driver` on one batch and return its decoded result; a failing driver fails the test."""
     proc = subprocess.run(
@@ -44,7 +51,7 @@ def run_node(driver: Path, batch: dict, timeout: float = 300, object_hook=decode
         check=False,
     )
     assert proc.returncode == 0, f"node failed:\n{proc.stderr[-3000:]}"
-    return json.loads(proc.stdout, object_hook=object_hook)
+    return json.loads(proc.stdout, object_hook=object_hook, parse_int=js_int)
 
 
 def start_node(driver: Path, batch: dict) -> subprocess.Popen:
@@ -62,4 +69,4 @@ def results(proc: subprocess.Popen, timeout: float = 300, object_hook=decode_hoo
     out = proc.stdout.read()
     err = proc.stderr.read()
     assert proc.wait(timeout=timeout) == 0, f"node failed:\n{err[-3000:]}"
-    return json.loads(out, object_hook=object_hook)
+    return json.loads(out, object_hook=object_hook, parse_int=js_int)

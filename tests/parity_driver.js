@@ -1,5 +1,6 @@
 // Runs static/attention.js on a batch of cases for tests/test_parity.py.
-// stdin: {"cases": [{X, W_Q, W_K, W_V, options, i?, labels?, dims?}], "fmt": [[x, digits]], "browser": bool}
+// stdin: {"switches": core.options.table_json(), "cases": [{X, W_Q, W_K, W_V, options, i?, labels?, dims?}],
+//         "fmt": [[x, digits]], "browser": bool}
 // stdout: {"cases": [{head, trace, view} or {error, name}], "fmt": [...], "browser": ...}
 // NaN and ±Infinity travel as {"$f": ...} both ways (tests/json_batch.js).
 'use strict';
@@ -14,7 +15,7 @@ const AttentionHead = require(SOURCE);
 
 function run(c) {
   try {
-    const head = AttentionHead.attend(c.X, c.W_Q, c.W_K, c.W_V, c.options);
+    const head = AttentionHead.attend(c.X, c.W_Q, c.W_K, c.W_V, c.options, batch.switches);
     if (c.i === undefined) return { head };
     const trace = AttentionHead.trace(head, c.i, c.labels);
     const view = c.dims === undefined
@@ -30,7 +31,9 @@ function run(c) {
 function browserGlobal() {
   const sandbox = {};
   sandbox.self = sandbox;
-  vm.runInNewContext(fs.readFileSync(SOURCE, 'utf8'), sandbox);
+  vm.createContext(sandbox);
+  vm.runInContext(fs.readFileSync(path.join(path.dirname(SOURCE), 'pyformat.js'), 'utf8'), sandbox);
+  vm.runInContext(fs.readFileSync(SOURCE, 'utf8'), sandbox);
   const api = sandbox.AttentionHead;
   return api ? Object.keys(api).sort() : null;
 }

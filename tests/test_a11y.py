@@ -70,15 +70,13 @@ def test_every_control_of_the_served_page_has_a_name():
     assert unnamed == [], f"controls with no name: add them to widgets/a11y.py ACCESSIBLE_NAMES: {unnamed}"
     assert names["x-3-0"] == "it, component 0"
     assert names["W_Q-1-0"] == "W_Q row 1 column 0"
-    sent = explorer.page.names.data  # what the browser gets
-    assert sent["name"][sent["model"].index("x-3-1")] == "it, component 1"
+    assert explorer.page.a11y.names["x-3-1"] == "it, component 1"  # what the browser gets
 
 
 def test_names_follow_new_tokens_in_the_served_page():
     explorer = HeadExplorer(state=HeadState())
     assert explorer.state.set_labels("A, cat, sat, it")
-    data = explorer.page.names.data
-    assert data["name"][data["model"].index("x-0-2")] == "A, component 2"
+    assert explorer.page.a11y.names["x-0-2"] == "A, component 2"
 
 
 def test_chapter_tables_say_the_query_and_the_masked_cells_in_words():
@@ -140,13 +138,13 @@ def series_sources():
         out += [(name, data["curve"]) for name in SERIES_COLUMNS if name.startswith("saturation")]
     for T in (100, 4096, 1_000_000):
         s = CostSettings(T=T)
-        out.append(("cost-figure", cost_viewdata.view_data(s.cost, s.gpu_gb)["lines"]))
+        out.append(("cost-figure", cost_viewdata.view_data(s.cost, s.gpu_gb, s.tile)["lines"]))
     return out
 
 
 def _saturation(d: int, T: int):
     s = SaturationSettings(d=d, T=T)
-    return s.curve, s.point
+    return s.curve, s.point, s.worked
 
 
 def test_the_further_explorers_figures_read_as_tables():

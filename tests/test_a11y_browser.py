@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 
 from app.export import export
 from core.presets import CHAPTER, PRESETS
-from tests.conftest import ROOT, serve
-from widgets import cost_page, cost_viewdata, saturation_page, saturation_viewdata
+from tests.conftest import CONSOLE_PROBLEMS, ROOT, serve
+from widgets import cost_page, cost_viewdata, saturation_page, saturation_viewdata, tiles_viewdata
 from widgets.a11y import SERIES_COLUMNS, figure_tables, series_table
 from widgets.cost_state import CostSettings
 from widgets.lab_data import load_lab, token_labels
@@ -26,7 +26,7 @@ from widgets.viewdata import view_data
 AXE_JS = ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js"
 FIGURES = ("weights", "blend", "scores", "scaled", "qkv")
 READY = (
-    "() => window.A11y && A11y.hooked && window.Bokeh && Bokeh.documents.length > 0"
+    "() => window.A11y && A11y.following && window.Bokeh && Bokeh.documents.length > 0"
     " && document.querySelectorAll('details.figure-table').length >= 5"
 )
 # Every element the Tab key should stop at, in the order of the DOM with shadow roots walked where they
@@ -151,7 +151,9 @@ def check_tab_pattern(page, titles: list[str]) -> None:
     expect(page.get_by_role("tab", name=titles[0])).to_have_attribute("aria-selected", "true", timeout=10_000)
 
 
-EXPLORER_TABS = (("Why ÷√d", "seed"), ("Long-context cost", "T exactly"))  # a field of each
+EXPLORER_TABS = (  # a field of each
+    ("Why ÷√d", "seed"), ("Long-context cost", "T exactly"), ("In tiles", "tile size (keys)"),
+)  # fmt: skip
 
 
 def open_by_keyboard(page, title: str, field: str):
@@ -228,27 +230,29 @@ def export_url(tmp_path_factory):
 
 def open_page(page, url: str):
     errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(url)
     page.wait_for_function(READY, timeout=60_000)
-    hook = "Bokeh.require('core/dom_view').DOMView.prototype.r_after_render"
-    assert page.evaluate(f"() => {hook}.a11y === true")  # static/a11y.js's hook is in place
     return errors
 
 
 def further_tables() -> dict:
     """The further explorers' figures' tables on their defaults."""
     sat, cost = SaturationSettings(), CostSettings()
-    sources = {name: saturation_viewdata.view_data(sat.curve, sat.point)["curve"] for name in SERIES_COLUMNS}
-    sources["cost-figure"] = cost_viewdata.view_data(cost.cost, cost.gpu_gb)["lines"]
+    curve = saturation_viewdata.view_data(sat.curve, sat.point, sat.worked)["curve"]
+    sources = {name: curve for name in SERIES_COLUMNS}
+    sources["cost-figure"] = cost_viewdata.view_data(cost.cost, cost.gpu_gb, cost.tile)["lines"]
+    head = HeadState()  # the tiles tab opens on the head above, no tile done yet
+    sources["tiles-figure"] = tiles_viewdata.view_data(head.head, head.query, head.labels, 2, 0)["scores"]
     return {name: series_table(sources[name], columns) for name, columns in SERIES_COLUMNS.items()}
 
 
 TAB_FIGURES = {
-    "Why ÷√d": ("saturation-spread", "saturation-weight", "saturation-entropy"),
+    "Why ÷√d": ("saturation-spread", "saturation-weight", "saturation-gradient", "saturation-entropy"),
     "Long-context cost": ("cost-figure",),
+    "In tiles": ("tiles-figure",),
 }
 # No horizontal page scroll at 200 % zoom of a 1280 px window (WCAG 1.4.10).
 ZOOMED = {"width": 640, "height": 800}
@@ -271,8 +275,9 @@ def lab_is_named_and_tabled(page) -> None:
     assert run.count() == 1
     assert page.get_by_role("slider", name="Snapshot", exact=True).count() == 1
     assert page.get_by_role("combobox", name="Query token", exact=True).count() == 1
-    run.select_option("induction")
-    tokens = token_labels(load_lab()["runs"]["induction"]["probe"])
+    assert page.get_by_role("combobox", name="Seed", exact=True).count() == 1
+    run.select_option("positional-lookup")
+    tokens = token_labels(load_lab()["runs"]["positional-lookup"]["seeds"][0]["probe"])
     for name in ("The learned head's weights on the probe", "Layer 0's weights on the probe"):
         table = page.get_by_role("table", name=name, exact=True)
         headers = table.get_by_role("columnheader").all_inner_texts()
@@ -482,23 +487,27 @@ def test_export_renames_sliders_for_a_preset_with_other_tokens(page, export_url)
     assert errors == []
 
 
-def test_a11y_js_says_so_when_its_bokeh_hook_is_gone(page):
-    """A BokehJS without DOMView.r_after_render: nothing would be named, so the page's console says why."""
-    errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.set_content("<html><head><title>t</title></head><body></body></html>")
-    page.evaluate("() => { window.Bokeh = {require: () => ({}), index: {}}; }")
-    page.add_script_tag(path=str(ROOT / "static" / "a11y.js"))
-    assert page.evaluate("() => A11y.hooked") is False
-    assert any("a11y.js: this BokehJS has no DOMView.r_after_render" in e for e in errors), errors
+def test_sliders_report_their_exact_value(page, export_url):
+    """Issue 26: noUiSlider says aria-valuenow 0.3 for 0.25; the handle reports the exact value, at the
+    slider's step (0.45 for a value two roundings off it), as the page's links write it."""
+    errors = open_page(page, export_url)
+    handle = page.get_by_role("slider", name="it, component 0", exact=True)
+    for value, said in ((0.25, "0.25"), (0.1 * 3 + 0.15, "0.45"), (-1.35, "-1.35")):
+        page.evaluate(f"() => {{ Bokeh.documents[0].get_model_by_name('x-3-0').value = {value!r}; }}")
+        expect(handle).to_have_attribute("aria-valuenow", said)
+    assert handle.get_attribute("aria-valuemin") == "-2" and handle.get_attribute("aria-valuemax") == "2"
+    assert errors == []
 
 
 # The further explorers' parts that must fit the window: their layouts, figures, controls and tables.
 FURTHER_PARTS = (
-    "saturation-explorer", "saturation-d", "saturation-spread", "saturation-weight", "saturation-entropy",
+    "saturation-explorer", "saturation-d", "saturation-spread", "saturation-weight", "saturation-gradient",
+    "saturation-entropy", "saturation-worked",
     *(f"saturation-{name}" for name, _, _ in saturation_page.NUMBER_BOXES),
     "cost-explorer", "cost-figure", "cost-readout", "cost-preset", "cost-T-slider", "cost-gpu",
     *(f"cost-{name}" for name, _, _ in cost_page.NUMBER_BOXES),
+    "tiles-explorer", "tiles-figure", "tiles-size", "tiles-next", "tiles-again", "tiles-readout",
+    "tiles-table",
 )  # fmt: skip
 # The visible parts of `names` (in any Bokeh document of the page), and those that run past the window's
 # edges or whose title is wider than the figure has room for (Bokeh cuts a title at the canvas's edge).

@@ -322,6 +322,45 @@ def test_scores_near_float64s_limit_are_fine():
     assert h.weights.tolist() == [[1.0, 0.0], [0.0, 1.0]]
 
 
+def test_scores_that_overflow_only_once_divided_by_tau_are_refused():
+    """Issue 27: ÷τ (τ < 1) can overflow a finite score; the softmax would read +∞ as a masked entry."""
+    X_, W_Q_, W_K_ = [[1.0], [1e-100]], [[1e100]], [[1e7]]
+    with no_warnings():
+        h = attend(X_, W_Q_, W_K_, [[1.0]], causal=False, x_scale=1e100, temperature=0.1)  # still finite
+        assert h.weights[0].tolist() == [1.0, 0.0] and h.output[0, 0] == 1e100
+        with pytest.raises(AttentionError, match=r"overflow to infinity once divided by τ = 0\.05$"):
+            attend(X_, W_Q_, W_K_, [[1.0]], causal=False, x_scale=1e100, temperature=0.05)
+        with pytest.raises(AttentionError, match="overflow"):  # the mask on: the row would be all zeros
+            big = [[1e53] * 3] + [list(r) for r in CHAPTER.X[1:]]
+            attend(big, W_Q, W_K, W_V, x_scale=1e100, temperature=0.05)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.floats(-9.99, 9.99).filter(lambda m: abs(m) > 0.01), min_size=1, max_size=4),
+    st.integers(-10, 10),
+    st.sampled_from((0.05, 0.1, 0.37, 1.0, 5.0)),
+    st.booleans(),
+    st.sampled_from(("softmax", "top1")),
+)
+def test_near_float64s_limit_a_head_is_right_or_refused(mantissas, k, tau, causal, normaliser):
+    """Scores from 1e284 to 1e310, divided by τ: a head either refuses or weighs its largest scores most."""
+    X_ = [[m * 1e99] for m in mantissas]
+    with no_warnings():
+        try:
+            options = dict(causal=causal, temperature=tau, normaliser=normaliser)
+            h = attend(X_, [[10.0**k]], [[1e100]], [[1.0]], **options)
+        except AttentionError as exc:
+            assert "overflow" in str(exc)
+            return
+    assert np.isfinite(h.scaled).all() and np.isfinite(h.output).all()
+    for i in range(h.T):
+        visible = ~h.future[i]
+        assert h.weights[i].sum() == pytest.approx(1.0) and (h.weights[i] >= 0).all()
+        best = np.flatnonzero(visible & (h.masked[i] == h.masked[i][visible].max()))
+        assert int(np.argmax(h.weights[i])) in best
+
+
 LEAVES = st.one_of(
     st.floats(), st.integers(), st.text(max_size=4), st.booleans(), st.none(),
     st.sampled_from(["1", "nan", "-inf", "1e400", "2.5", " 3 "]),

@@ -269,8 +269,8 @@ def test_a_page_that_comes_back_is_where_it_was_in_the_class():
 
 def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once():
     """What a send costs each student's page (bench/RESULTS-class.md): the figures' sources, the controls
-    whose value differs, the preset, the class line and the address; the head and its view data are made
-    once per process and shared by every student on it."""
+    whose value differs, the preset, the class line, the page's copy of where it stands in the class and the
+    address; the head and its view data are made once per process and shared by every student on it."""
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
@@ -281,8 +281,9 @@ def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once
     bus, doc = ClassBus(), Document()
     with set_curdoc(doc):
         explorer = HeadExplorer()
-        link = ClassLink(explorer.state, bus=bus)
+        link = ClassLink(explorer.state, bus=bus, explorer=explorer)  # as app/main.py makes it
         page_for(explorer, classroom=link).server_doc(doc)
+        doc.add_root(explorer.channel)  # as app/served_page.py serve_page does
         other = HeadState()
         ClassLink(other, bus=bus)
         teacher = HeadState()
@@ -294,12 +295,14 @@ def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once
         events = list(doc.callbacks._held_events)
         doc.unhold()
     changed = sorted({(type(e.model).__name__, e.attr) for e in events})
-    # (and the address, on a served page); the Div's tags: the state the figures show, which the page's
-    # own drawing of a move starts from (static/explorer_page.js follow)
+    # (and the address, on a served page); the channel's state: the state the figures show, which the page's
+    # own drawing of a move starts from (widgets/channel.py, static/explorer_page.js follow); its classroom:
+    # the page's copy of where it stands in the class (static/rejoin.js comes back with it)
     expected = [
         ("ColumnDataSource", "data"),
-        ("Div", "tags"),
         ("Div", "text"),
+        ("HeadChannel", "classroom"),
+        ("HeadChannel", "state"),
         ("Select", "value"),
         ("Slider", "value"),
     ]

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.one_head_by_hand import main
+from core.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -164,12 +171,15 @@ def test_preset_options_apply_and_flags_override():
 
 @pytest.mark.parametrize("preset, referent", [("tired", "cat"), ("soft", "mat")])
 def test_sentence_presets(preset, referent):
+    tokens = ("The", "cat", "sat", "on", "the", "mat", "because", "it", "was")
     out = ok("--preset", preset, "--trace")
     W, O = matrices(out)
     assert W.shape == (10, 10) and O.shape == (10, 2)
-    tokens = ("The", "cat", "sat", "on", "the", "mat", "because", "it", "was")
-    assert int(np.argmax(W[7])) == tokens.index(referent)
-    assert "step 1 project  q_it" in out
+    assert int(np.argmax(W[9])) == tokens.index(referent)  # the adjective, last, reads back to its noun
+    assert np.triu(W, k=1).max() == 0  # with the mask on
+    assert f"step 1 project  q_{preset}" in out
+    W, _ = matrices(ok("--preset", f"{preset}-trace", "--trace"))
+    assert int(np.argmax(W[7])) == tokens.index(referent)  # the thought experiment: "it", the mask off
 
 
 def test_help():
@@ -207,6 +217,9 @@ def test_help():
         (["--x-scale", "inf"], "x_scale is inf"),
         (["--x-scale", "1e200"], "x_scale is 1e+200"),
         (["--x", "it=1e100,1e100,1e100", "--x-scale", "1e100"], "overflow"),
+        # issue 27: only ÷τ overflows here; the softmax would have read +∞ as a masked score (row 0 all zeros)
+        (["--x", "0=1e53,1e53,1e53", "--x-scale", "1e100", "--temperature", "0.05"], "infinity once"),
+        (["--x", "0=1e53,1e53,1e53", "--x-scale", "1e100", "--temperature", "0.05", "--query", "0"], "τ = 0"),
         (["--normaliser", "max"], "invalid choice"),
         (["--bogus"], "unrecognized arguments"),
         (["--x"], "expected one argument"),
@@ -225,3 +238,69 @@ def test_bad_input_in_script_form_too():
     r = run("--x", "it=nan,0,0", module=False)
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1
     assert "Traceback" not in r.stderr
+
+
+# --- fuzzing: whatever the flags, a head or one line of the command's own words ----------------
+
+NUMBER_TEXTS = ("0", "1", "-2.5", "0.3", "3e52", "1e53", "-1e53", "3e53", "1e100", "1e101", "1e308", "1e400",
+                "1e-320", "nan", "inf", "-inf", "abc", "", " 1 ", "1_0", "0x10", "−1", "1e", "٣")
+TOKEN_TEXTS = ("The", "cat", "it", "tired", "mat", "0", "3", "9", "-1", "", "é", "it=1")
+FLAG_VALUES = {
+    "--preset": (*PRESETS, "nope", ""),
+    "--query": TOKEN_TEXTS,
+    "--x-scale": ("1", "4", "1e100", "-1e100", "0", "1e-300", *NUMBER_TEXTS),
+    "--temperature": ("0.05", "0.049", "5", "5.01", "1", "0.3", *NUMBER_TEXTS),
+    "--normaliser": ("softmax", "raw", "top1", "max", ""),
+}
+x_spec = st.builds(
+    lambda token, eq, values: f"{token}{eq}{','.join(values)}",
+    st.sampled_from(TOKEN_TEXTS), st.sampled_from(("=", "=", "=", ":", "")),
+    st.lists(st.sampled_from(NUMBER_TEXTS), max_size=5),
+)
+flag = st.one_of(
+    *(st.tuples(st.just(name), st.sampled_from(values)) for name, values in FLAG_VALUES.items()),
+    st.tuples(st.just("--x"), x_spec),
+    st.sampled_from((("--x-scale", "1e100"), ("--temperature", "0.05"), ("--temperature", "0.1"))),
+    st.sampled_from((("--no-scale",), ("--no-mask",), ("--tied-qk",), ("--trace",), ("--bogus",), ("--x",))),
+)
+# Markers of an exception's own text (numpy's, Python's) rather than this command's words.
+RAW = ("Traceback", "zero-size", "could not convert", "invalid literal", "object has no attribute", "index ",
+       "numpy", "array", "NoneType", "overflow encountered", "KeyError", "please report")
+
+
+def run_in_process(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv)
+        except SystemExit as exit_:
+            status = exit_.code
+    return status or 0, out.getvalue(), err.getvalue()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(flag, max_size=6))
+def test_any_flags_give_a_head_or_one_line_of_the_commands_own_words(flags):
+    argv = [part for f in flags for part in f]
+    status, out, err = run_in_process(argv)
+    assert status in (0, 2), (argv, status, err)
+    if status == 0:
+        assert err == "" and out.startswith("weights (") and "nan" not in out and "inf" not in out, argv
+        if out.startswith("weights (softmax") or out.startswith("weights (top-1"):  # every row a distribution
+            W, _ = matrices(out)
+            assert np.all(np.abs(W.sum(axis=1) - 1) <= 0.0005 * W.shape[1] + 1e-9), (argv, W)
+    else:
+        assert out == "" and err.count("\n") == 1 and "error:" in err, (argv, err)
+        assert not any(marker in err for marker in RAW), (argv, err)
+
+
+def test_an_unexpected_failure_is_still_one_line(monkeypatch):
+    """A bug in the command (here planted) is reported in one line with status 1, never as a traceback."""
+    import core.one_head_by_hand as cli
+
+    def broken(*args, **kwargs):
+        raise ValueError("zero-size array to reduction operation maximum which has no identity")
+
+    monkeypatch.setattr(cli, "trace", broken)
+    status, out, err = run_in_process(["--trace"])
+    assert status == 1 and err.count("\n") == 1 and "zero-size" not in err and "please report" in err

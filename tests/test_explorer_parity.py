@@ -101,7 +101,7 @@ def random_cost_change(rng: random.Random) -> dict:
     if kind < 0.08:
         return {"load": rng.choice([*PRESETS, "GPT-9"])}
     if kind < 0.14:
-        return {"empty": rng.choice(["T", "d", "heads", "kv_heads", "layers", "C", "element_bytes"])}
+        return {"empty": rng.choice(["T", "d", "heads", "kv_heads", "layers", "C", "element_bytes", "tile"])}
     heads = rng.choice([1, 2, 4, 8, 12, 16, 32, 64, 96, 128])
     valid = {
         "T": lambda: rng.choice([rng.randint(1, 1_000_000), rng.randint(1, 300), 128_000, 8_000, 1_000_000]),
@@ -114,6 +114,7 @@ def random_cost_change(rng: random.Random) -> dict:
         "gpu_gb": lambda: rng.choice(
             [*GPU_PARTS_GB, rng.randint(*GPU_MEMORY_GB), round(rng.uniform(*GPU_MEMORY_GB), 2)]
         ),
+        "tile": lambda: rng.choice([1, 64, 128, 256, rng.randint(1, 70_000)]),
     }
     fields = rng.sample(sorted(valid), rng.choice([1, 1, 2, 3]))
     if "heads" in fields or "kv_heads" in fields:
@@ -126,7 +127,7 @@ def random_cost_change(rng: random.Random) -> dict:
 
 
 def cost_view(s: CostSettings) -> dict:
-    return cost_viewdata.view_data(s.cost, s.gpu_gb)
+    return cost_viewdata.view_data(s.cost, s.gpu_gb, s.tile)
 
 
 def test_cost_port_matches_python_on_random_changes():
@@ -149,12 +150,13 @@ def test_cost_port_matches_python_on_random_changes():
 
 def random_saturation_change(rng: random.Random) -> dict:
     if rng.random() < 0.08:
-        return {"empty": rng.choice(["seed", "T", "trials"])}
+        return {"empty": rng.choice(["seed", "T", "trials", "row"])}
     valid = {
         "d": lambda: rng.choice([2, 4, 8, 16, 32, 64, 128, 256, 512, rng.randint(2, 512)]),
         "seed": lambda: rng.choice([0, 1, 7, rng.randint(0, LARGEST_SEED), LARGEST_SEED]),
         "T": lambda: rng.randint(2, 16),
         "trials": lambda: rng.randint(1, 3),
+        "row": lambda: rng.randint(1, 4),
     }
     fields = rng.sample(sorted(valid), rng.choice([1, 1, 2]))
     change = {f: valid[f]() for f in fields}
@@ -164,7 +166,7 @@ def random_saturation_change(rng: random.Random) -> dict:
 
 
 def saturation_view(s: SaturationSettings) -> dict:
-    return saturation_viewdata.view_data(s.curve, s.point)
+    return saturation_viewdata.view_data(s.curve, s.point, s.worked)
 
 
 def test_saturation_port_matches_python_on_random_changes():

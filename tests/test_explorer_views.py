@@ -138,7 +138,7 @@ def test_views_render_standalone():
 def test_cost_defaults_are_the_chapters_case():
     s = CostSettings()
     assert (s.T, s.d, s.heads, s.element_bytes, s.preset) == (128_000, 128, 32, 2, DEFAULT_PRESET)
-    text = readout_html(s.cost, s.gpu_gb)
+    text = readout_html(s.cost, s.gpu_gb, s.tile)
     for number in CHAPTER_NUMBERS:
         assert number in text
     assert "13× one GPU (80 GB)" in text  # "by a factor of ten per layer"
@@ -149,8 +149,8 @@ def test_cost_presets_and_custom():
     s = CostSettings()
     assert s.load("Llama 3.1 405B (128k)")
     assert (s.heads, s.C, s.layers, s.preset) == (128, 16384, 126, "Llama 3.1 405B (128k)")
-    assert "T ≈ 18,432" in readout_html(s.cost, s.gpu_gb)  # exercise 2's crossover, with GQA
-    assert "T ≈ 49,152" in readout_html(s.cost, s.gpu_gb)  # and without, 3·C
+    assert "T ≈ 18,432" in readout_html(s.cost, s.gpu_gb, s.tile)  # exercise 2's crossover, with GQA
+    assert "T ≈ 49,152" in readout_html(s.cost, s.gpu_gb, s.tile)  # and without, 3·C
     assert s.apply(T=8_000) and s.preset == CUSTOM
     assert s.apply(T=128_000) and s.preset == "Llama 3.1 405B (128k)"
     assert not s.load("GPT-9") and "GPT-9" in s.message
@@ -192,7 +192,7 @@ def test_cost_refuses_bad_input_and_keeps_the_last_good_state(changes, field):
 
 def test_cost_rows_compare_with_one_gpu():
     cost = long_context_cost(PRESETS[DEFAULT_PRESET])
-    rows = {what: (value, note) for what, value, note in readout_rows(cost, 192)}
+    rows = {what: (value, note) for what, value, note in readout_rows(cost, 192, 128)}
     assert rows["per layer (× 32 heads)"] == ("≈ 1 TB", "5.5× one GPU (192 GB)")
 
 
@@ -266,11 +266,11 @@ def test_cost_view_bad_widget_input_keeps_state_with_a_message():
 
 
 def test_served_explorers_in_chromium(page, artifacts, tmp_path):
-    from tests.conftest import serve
+    from tests.conftest import CONSOLE_PROBLEMS, serve
 
     log = tmp_path / "panel.log"
     errors = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.set_viewport_size({"width": 1440, "height": 1000})
     with serve("app/main.py", "--warm", log=log) as base:
         page.goto(f"{base}/main")

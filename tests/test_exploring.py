@@ -257,7 +257,7 @@ def test_browser_copied_link_restores_the_state(served_app, browser):
     first = browser.new_context()
     page = first.new_page()
     _open(page, served_app)
-    _set_model(page, "preset", "value", "tired")
+    _set_model(page, "preset", "value", "tired-trace")  # the mask off
     page.wait_for_selector("text=the mask is off")
     _set_model(page, "causal", "active", [0])
     page.wait_for_function("() => location.search.includes('mask=1')", timeout=10000)

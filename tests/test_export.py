@@ -10,16 +10,18 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode
 
 import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app.export import AREAS, ATTENTION_JS, MAX_BYTES, export, main
+from app import export as export_module
+from app.export import AREAS, MAX_BYTES, export, main
 from app.fragment import page_in
 from core.trace import fmt_vector, trace
-from tests.conftest import STYLE_WRITES_DURING_A_MOVE
+from tests.conftest import CONSOLE_PROBLEMS, STYLE_WRITES_DURING_A_MOVE
 from widgets.controls import preset_note, slider_label
 from widgets.intermediates import as_csv, as_json
 from widgets.matrix_plot import side_by_side
@@ -28,14 +30,32 @@ from widgets.state import HeadState
 from widgets.url_state import apply_params, encode
 from widgets.viewdata import step_line_html, view_data
 
-pytestmark = pytest.mark.skipif(not ATTENTION_JS.exists(), reason="static/attention.js is not there yet")
-
 CHAPTER_WEIGHTS = "weights = [0.13, 0.56, 0.14, 0.18]"
 CHAPTER_OUTPUT = "= [0.23, 0.68]"
 
 # The shortest forms that would run script if ever parsed as markup, plus quotes and an ampersand.
 HOSTILE = ("<img src=x onerror=f()>", "<svg onload=alert(1)>", "a&amp;b</script>", 'it\'s "q"')
 ROOTS = [root for _, _, roots in AREAS for root in roots]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_export_refuses_without_its_scripts(monkeypatch, tmp_path):
+    """A script the page needs is missing: the export says which and writes nothing (these tests then fail
+    rather than skip)."""
+    monkeypatch.setattr(export_module, "ATTENTION_JS", tmp_path / "attention.js")
+    with pytest.raises(SystemExit, match="attention.js is missing"):
+        export(tmp_path / "head.html")
+    assert not (tmp_path / "head.html").exists()
+
+
+def test_every_static_file_the_code_names_exists():
+    """No name of a file that is not there (app/export.py once read a static/export.css "if there is one")."""
+    named = set()
+    for path in [*ROOT.glob("app/*.py"), *ROOT.glob("widgets/*.py"), *ROOT.glob("core/*.py")]:
+        named |= set(re.findall(r'"([\w-]+\.(?:js|css))"', path.read_text()))
+    assert {"attention.js", "pyformat.js", "page.css", "checks.js", "lab.js"} <= named
+    missing = sorted(name for name in named if not (ROOT / "static" / name).exists())
+    assert not missing, missing
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +77,7 @@ def exported(tmp_path_factory):
 
 
 class Offline:
-    """Blocks and counts every request that does not come from a file; records console errors."""
+    """Blocks and counts every request that does not come from a file; records console errors and warnings."""
 
     def __init__(self, context, page):
         self.blocked: list[str] = []
@@ -66,7 +86,7 @@ class Offline:
         self.dialogs: list[str] = []
         context.route("**/*", self._route)
         page.on("request", lambda r: self.requests.append(r.url))
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("console", lambda m: self.errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         page.on("dialog", self._dialog)
 
@@ -175,7 +195,8 @@ def test_page_is_laid_out_in_separate_roots(exported, context, page):
     # the lower roots are read in idle moments after the first part (app/export.py LATER): wait for them
     page.wait_for_function("() => HeadExplorerPage.pages[0] && HeadExplorerPage.pages[0].complete")
     names = page.evaluate("() => Bokeh.documents[0].roots().map(r => r.name)")
-    assert sorted(names) == sorted([*ROOTS, "more"])  # "more": app/export_explorers.py
+    # "more": app/export_explorers.py; "a11y-names": the controls' names, a model of its own (no view)
+    assert sorted(names) == sorted([*ROOTS, "more", "a11y-names"])
     box = {name: page.locator(f"section.area-{name}").bounding_box() for name, _, _ in AREAS}
     assert all(b and b["width"] > 0 and b["height"] > 0 for b in box.values()), box
     assert box["top"]["x"] >= box["controls"]["x"] + box["controls"]["width"] - 1
@@ -186,8 +207,9 @@ def test_page_is_laid_out_in_separate_roots(exported, context, page):
     net.check()
 
 
+@pytest.mark.seam
 def test_a_move_rewrites_no_style_sheet_with_its_own_text(exported, context, page):
-    """The export carries static/bokeh_patch.js too (see tests/test_served_app.py)."""
+    """The export carries static/bokeh_seam.js too (see tests/test_served_app.py)."""
     net = open_page(context, page, (exported / "head.html").as_uri())
     for _ in range(3):
         counts = page.evaluate(STYLE_WRITES_DURING_A_MOVE, "x-3-0")

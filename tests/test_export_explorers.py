@@ -71,7 +71,7 @@ def wait_for_text(page, name: str, part: str) -> None:
 
 
 def assert_saturation_shows(page, s: SaturationSettings) -> None:
-    view = saturation_viewdata.view_data(s.curve, s.point)
+    view = saturation_viewdata.view_data(s.curve, s.point, s.worked)
     for name, key in (("saturation-curve", "curve"), ("saturation-reference", "reference")):
         assert_same(view[key], source(page, name), name)
     assert_same(view["marker"], source(page, "saturation-marker"), "marker")
@@ -79,7 +79,7 @@ def assert_saturation_shows(page, s: SaturationSettings) -> None:
 
 
 def assert_cost_shows(page, s: CostSettings) -> None:
-    view = cost_viewdata.view_data(s.cost, s.gpu_gb)
+    view = cost_viewdata.view_data(s.cost, s.gpu_gb, s.tile)
     assert_same(view["lines"], source(page, "cost-lines"), "lines")
     assert_same(view["points"], source(page, "cost-points"), "points")
     assert text_of(page, "cost-readout") == view["readout"]
@@ -105,7 +105,7 @@ def test_both_explorer_tabs_work_offline(exported, context, page, artifacts):
     seed = number_box(page, "seed")
     seed.fill("3")
     seed.press("Enter")
-    wait_for_text(page, "saturation-readout", "seed 3.")
+    wait_for_text(page, "saturation-readout", "seed 3;")
     assert_saturation_shows(page, SaturationSettings(d=16, seed=3))
 
     keys = number_box(page, "keys per query T (2–1024)")
@@ -146,6 +146,6 @@ def test_both_explorer_tabs_work_offline(exported, context, page, artifacts):
     page.screenshot(path=str(artifacts / "export-cost.png"), full_page=True)
     assert page.evaluate("() => Bokeh.documents.length") == 3
     page.get_by_role("tab", name="Why ÷√d").click()  # back again: the same page, as it was left
-    wait_for_text(page, "saturation-readout", "seed 3.")
+    wait_for_text(page, "saturation-readout", "seed 3;")
     assert page.evaluate("() => Bokeh.documents.length") == 3
     net.check()

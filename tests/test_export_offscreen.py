@@ -83,12 +83,12 @@ def _moved(state: HeadState, v: float):
     return X
 
 
+@pytest.mark.seam
 def test_css_variable_reads_are_kept_for_the_task(short_page):
-    """static/bokeh_patch.js's second fix is in force: a figure's visuals read each CSS variable once a
-    task. Fails if a Bokeh upgrade renames what it patches."""
+    """static/bokeh_seam.js's second fix (cssReads) is in force: a figure's visuals read each CSS variable
+    once a task. Fails if a Bokeh upgrade renames what it patches."""
     reads = short_page.evaluate(
         """() => {
-          const proto = Bokeh.require('core/visuals/visual').VisualProperties.prototype;
           const real = window.getComputedStyle;
           let n = 0;
           window.getComputedStyle = (...a) => { n += 1; return real(...a); };
@@ -99,7 +99,7 @@ def test_css_variable_reads_are_kept_for_the_task(short_page):
           } finally {
             window.getComputedStyle = real;
           }
-          return {cached: proto._get_css_value.patched === true, n};
+          return {cached: BokehSeam.patches.cssReads === true, n};
         }"""
     )
     assert reads == {"cached": True, "n": 1}

@@ -18,7 +18,8 @@ from widgets.state import HeadState
 HOLD_IDLE = "window.__held = []; window.requestIdleCallback = (cb) => { window.__held.push(cb); return 0; };"
 RELEASE = "() => { const held = window.__held.splice(0); held.forEach((cb) => cb()); return held.length; }"
 PAGE = "HeadExplorerPage.pages[0]"
-ROOTS = """() => Bokeh.documents[0].roots().map((root) => {
+# The roots that have views (not the controls' names, widgets/a11y.py), each with the area it is in.
+ROOTS = """() => Bokeh.documents[0].roots().filter((root) => root.name !== 'a11y-names').map((root) => {
   const view = Bokeh.index.find_one(root);
   const area = view && view.el.closest('section');
   return [root.name, area ? area.className : null];
@@ -30,13 +31,14 @@ def exported(tmp_path_factory):
     return export(tmp_path_factory.mktemp("export") / "head.html")
 
 
+@pytest.mark.seam
 def test_roots_added_later_come_on_their_own_and_keep_a_move_made_before(exported, context, page):
     page.add_init_script(HOLD_IDLE)
     net = open_page(context, page, exported.as_uri())
     page.wait_for_function(f"() => window.HeadExplorerPage && {PAGE} && {PAGE}.ready")
     assert page.evaluate(f"() => {PAGE}.complete") is False
     names = page.evaluate("() => Bokeh.documents[0].roots().map((root) => root.name)")
-    assert names == ["top", "readout"]  # the rest waits outside the document
+    assert names == ["a11y-names", "top", "readout"]  # the rest waits outside the document
     # A move before they come: the weights follow at once, the waiting figures get it too.
     state = HeadState()
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.5; }")
@@ -87,11 +89,11 @@ def test_a_new_shapes_sliders_follow_the_figures(exported, context, page):
     net.check()
 
 
+@pytest.mark.seam
 def test_the_first_part_is_made_and_bound_while_the_rest_of_the_page_is_parsed(exported, context, page):
-    """The embed runs where its script is, not at DOMContentLoaded (app/export.py EMBED_WAIT), with the
-    scripts that patch BokehJS installed first (static/when_bokeh.js whenBokeh.now), and binds as soon as
-    the first part's views are made (explorer_page.js bindNow); BokehJS's document_ready, which comes
-    after, does not bind it again."""
+    """The embed runs where its script is, not at DOMContentLoaded (static/export_embed.js, after the
+    roots), with static/bokeh_seam.js installed first (it comes after BokehJS, so at once), and binds as
+    soon as the first part's views are made; the page is bound once."""
     page.add_init_script(
         "document.addEventListener('DOMContentLoaded', () => { window.__dcl = performance.now(); });"
     )
@@ -101,17 +103,32 @@ def test_the_first_part_is_made_and_bound_while_the_rest_of_the_page_is_parsed(e
         "() => Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, m.startTime]))"
     )
     assert marks["head-embed-views"] <= marks["head-bind-start"] < page.evaluate("() => window.__dcl")
-    assert marks["bokeh-patch-installed"] < marks["head-embed-json"]  # before the first views
+    assert marks["bokeh-seam-installed"] < marks["head-embed-json"]  # before the first views
     assert page.evaluate("() => HeadExplorerPage.pages.length") == 1
     net.check()
 
 
-def test_the_binding_callback_is_the_one_embed_runs():
-    """explorer_page.js bindNow runs the document_ready callback that app/export.py names BIND_CALLBACK."""
-    import re
-    from pathlib import Path
+# Listens for the document's document_ready as soon as BokehJS has the document (before the later roots).
+READY_WATCH = """(function watch() {
+  const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];
+  if (!doc) return requestAnimationFrame(watch);
+  window.__ready = 0;
+  doc.on_event('document_ready', () => {
+    window.__ready += 1;
+    const page = HeadExplorerPage.pages[0]; // (a page made at once, on BokehJS as it is, may bind after)
+    window.__readyComplete = page === undefined || page.complete;
+  });
+})();"""
 
-    from app.export import BIND_CALLBACK
 
-    js = (Path(__file__).resolve().parents[1] / "static" / "explorer_page.js").read_text()
-    assert re.findall(r"const BIND_CALLBACK = '([^']+)'", js) == [BIND_CALLBACK]
+def test_the_document_becomes_idle_once_the_whole_page_is_made(exported, context, page):
+    """Issue 26: tools that wait for Bokeh's idle state (screenshot and PDF exporters, link checkers, a
+    document_ready callback) go on: the document is idle, and says so once, when every root is made."""
+    page.add_init_script(READY_WATCH)
+    net = open_page(context, page, exported.as_uri())
+    page.wait_for_function(f"() => {PAGE} && {PAGE}.complete")
+    page.wait_for_function("() => Bokeh.documents[0].is_idle && window.__ready === 1", timeout=10000)
+    assert page.evaluate("() => window.__readyComplete") is True  # not before the later roots
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__ready") == 1
+    net.check()

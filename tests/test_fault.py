@@ -160,8 +160,8 @@ def set_model(page, name: str, value) -> None:
 
 
 def server_state(page) -> dict:
-    """The state the page's server published last (the steps panel's tags: widgets/explorer.py _publish)."""
-    return json.loads(page.evaluate("() => Bokeh.documents[0].get_model_by_name('steps').tags[0]"))
+    """The state the page's server published last (its channel: widgets/channel.py `state`)."""
+    return json.loads(page.evaluate("() => Bokeh.documents[0].get_model_by_name('head-channel').state"))
 
 
 def kill(c, port: int) -> subprocess.Popen:
@@ -196,8 +196,8 @@ def says(page, words: str, timeout: float = 60000) -> None:
 def server_has(page, condition: str, timeout: float = 60000) -> None:
     """Wait until the state the page's server published (`s`) meets a JavaScript condition."""
     page.wait_for_function(
-        "(c) => { const t = Bokeh.documents[0].get_model_by_name('steps').tags;"
-        " if (!t.length) return false; const s = JSON.parse(t[0]); return eval(c); }",
+        "(c) => { const s = JSON.parse(Bokeh.documents[0].get_model_by_name('head-channel').state);"
+        " return eval(c); }",
         arg=condition,
         timeout=timeout,
     )

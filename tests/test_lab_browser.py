@@ -17,22 +17,9 @@ STEPS_OVERFLOW = "el => el.scrollWidth - el.clientWidth"
 PAGE_OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
 CELL_WIDTH = "el => el.getBoundingClientRect().width"
 HEIGHT = "el => el.getBoundingClientRect().height"
-# static/lab.js has reserved the lab's room at its present width
-ROOM_MEASURED = "el => el.dataset.roomWidth === String(Math.round(el.getBoundingClientRect().width))"
-# Each run picked as the run picker does: the lab's height, and its height without the reserved room.
-EVERY_RUNS_HEIGHTS = """el => {
-  const select = el.querySelector('select.lab-run'), out = {};
-  for (const option of select.options) {
-    select.value = option.value;
-    select.dispatchEvent(new Event('change'));
-    const room = el.style.minHeight;
-    const height = el.getBoundingClientRect().height;
-    el.style.minHeight = '';
-    out[option.value] = {height, natural: el.getBoundingClientRect().height};
-    el.style.minHeight = room;
-  }
-  return out;
-}"""
+# How far the lab's box reaches below the last thing it shows.
+EMPTY_BELOW = """el => el.getBoundingClientRect().bottom
+  - Math.max(...Array.from(el.children, (child) => child.getBoundingClientRect().bottom))"""
 
 
 def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widths=WIDTHS) -> None:
@@ -55,11 +42,26 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
     assert at_start != before
     assert slider.get_attribute("aria-valuetext").startswith("step 0,")
 
-    lab.locator("select.lab-run").select_option("induction")
-    assert body.get_attribute("data-run") == "induction"
+    lab.locator("select.lab-run").select_option("triggers")
+    assert body.get_attribute("data-run") == "triggers"
     assert weights.inner_text() != at_start
     assert lab.locator('table[data-name="layer0"]').is_visible()
+    assert "formed" in lab.locator("ul.verdicts").inner_text()
+    # another seed: its own trained head, curves and note; only the trained head ships for it
+    trained = weights.inner_text()
+    curve = lab.locator('polyline[data-line="train"]').get_attribute("points")
+    lab.locator("select.lab-seed").select_option(label="1")
+    assert body.get_attribute("data-seed") == "1"
+    assert weights.inner_text() != trained
+    assert lab.locator('polyline[data-line="train"]').get_attribute("points") != curve
+    note = lab.locator("p.seed-note").inner_text()
+    assert note.startswith("Drawn: seed 1 (the trained head only") and "the pair formed" in note
+    assert slider.is_disabled() and slider.get_attribute("aria-valuetext").startswith("step 3000,")
+    lab.locator("select.lab-run").select_option("positional-lookup")  # the seed stays as picked
+    assert body.get_attribute("data-seed") == "1"
     assert "followed" in lab.locator("p.claim").inner_text()
+    lab.locator("select.lab-seed").select_option(label="0")
+    assert not slider.is_disabled()
     page.wait_for_timeout(300)
     assert len(sent or []) == quiet, (sent or [])[quiet:]  # no round trip
     for width in widths:
@@ -72,26 +74,30 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
         assert weights.locator("td").first.evaluate(CELL_WIDTH) >= 39, width  # not squeezed under its number
         steps.screenshot(path=str(artifacts / f"lab-{name}-steps-{width}.png"))
     page.set_viewport_size({"width": 1440, "height": 1000})
-    # the room of the tallest shipped run is kept from the start: no run, tall or short, resizes the lab
-    # (nothing below it moves), and the room is the tallest run's, not more
-    page.wait_for_function(ROOM_MEASURED, arg=body.element_handle())  # in an idle moment after the resize
-    reserved = body.evaluate(HEIGHT)
-    heights = body.evaluate(EVERY_RUNS_HEIGHTS)  # as the run picker switches them, in one call
-    assert {h["height"] for h in heights.values()} == {reserved}, heights
-    natural = {run: h["natural"] for run, h in heights.items()}
-    assert abs(max(natural.values()) - reserved) <= 1, natural  # the tallest run's room, not more
-    lab.locator("select.lab-run").select_option("no-scale")
-    assert natural["no-scale"] < reserved  # a short run: room below it, the same as on the first screen
+    # issue 26: the lab is as tall as its run (no room kept for others, no blank band below a short run),
+    # and a switch to a shorter run with the page scrolled to its end does not move the run picker
+    assert body.evaluate("el => el.style.minHeight") == ""
+    select = lab.locator("select.lab-run")
+    select.select_option("positional-lookup")
+    page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+    page.wait_for_timeout(100)
+    top = select.evaluate("el => el.getBoundingClientRect().top")
+    select.select_option("no-scale")
+    page.wait_for_timeout(100)
+    assert abs(select.evaluate("el => el.getBoundingClientRect().top") - top) <= 1  # no jump
     assert not lab.locator('table[data-name="W_Q"]').is_visible()
+    page.evaluate("() => window.scrollTo(0, 0)")  # the kept room out of sight: the lab follows its run
+    page.wait_for_function("el => el.style.minHeight === ''", arg=body.element_handle())
+    assert body.evaluate(EMPTY_BELOW) <= 2
     page.screenshot(path=str(artifacts / f"lab-{name}-no-scale.png"), full_page=True)
 
 
 def test_served_lab_switches_runs_and_snapshots_in_the_browser(page, artifacts, tmp_path):
-    from tests.conftest import serve
+    from tests.conftest import CONSOLE_PROBLEMS, serve
 
     log = tmp_path / "panel.log"
     errors, sent = [], []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(f)))
     page.set_viewport_size({"width": 1440, "height": 1000})
@@ -109,10 +115,11 @@ def test_served_lab_switches_runs_and_snapshots_in_the_browser(page, artifacts, 
 
 def test_exported_lab_switches_runs_and_snapshots(page, artifacts, tmp_path):
     from app.export import export
+    from tests.conftest import CONSOLE_PROBLEMS
 
     out = export(tmp_path / "explorer.html")
     errors, requests = [], []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("request", lambda r: requests.append(r.url) if not r.url.startswith("file:") else None)
     page.set_viewport_size({"width": 1440, "height": 1000})

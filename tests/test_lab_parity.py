@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.lab.encoding import curve_steps, unf16
 from core.trace import trace
-from core.train import unf16
-from widgets.lab_data import has_head, head_at, load_lab, token_labels
+from widgets.lab_data import has_head, head_at, lab_payload, load_lab, token_labels
 from widgets.viewdata import checks_html, steps_html
 
 NODE = shutil.which("node")
@@ -23,11 +23,16 @@ ROOT = Path(__file__).resolve().parents[1]
 DRIVER = """
 const lab = require(process.argv[1] + '/static/lab.js');
 const fs = require('fs');
-const cases = JSON.parse(fs.readFileSync(0, 'utf8'));
-const out = cases.map(([name, k, i]) => {
-  const run = JSON.parse(fs.readFileSync(process.argv[1] + '/static/lab/' + name + '.json', 'utf8'));
-  const d = lab.labViewData(run, k, i);
-  return {weights: d.weights, steps: d.steps, layer0: d.layer0, W: d.W, step: d.step, labels: d.labels};
+const { switches, cases } = JSON.parse(fs.readFileSync(0, 'utf8'));
+const read = (f) => JSON.parse(fs.readFileSync(process.argv[1] + '/static/lab/' + f + '.json', 'utf8'));
+const runs = {};
+for (const name of read('index').runs) runs[name] = read(name);
+const out = cases.map(([name, s, k, i]) => {
+  const run = runs[name];
+  const d = lab.labViewData(run, s, k, i, switches);
+  const c = lab.curves(run, s, runs);
+  return {weights: d.weights, steps: d.steps, layer0: d.layer0, W: d.W, step: d.step, labels: d.labels,
+          seed: d.seed, curves: c};
 });
 process.stdout.write(JSON.stringify(out));
 """
@@ -35,20 +40,35 @@ process.stdout.write(JSON.stringify(out));
 
 def test_js_lab_shows_the_cores_head():
     runs = load_lab()["runs"]
-    cases = [(name, k, i) for name in runs for k in (0, 7, -1) for i in (0, 5, 11)]
-    cases = [(n, k % len(runs[n]["snapshots"]), i) for n, k, i in cases]
+    # every run at its first seed (every snapshot shipped) and its last (the trained head alone)
+    last = {n: len(r["seeds"]) - 1 for n, r in runs.items()}
+    cases = [(n, s, k, i) for n in runs for s in (0, last[n]) for k in (0, 7, -1) for i in (0, 5, 11)]
+    cases = [(n, s, k % len(runs[n]["seeds"][s]["snapshots"]), i) for n, s, k, i in cases]
     proc = subprocess.run(
-        [NODE, "-e", DRIVER, str(ROOT)], input=json.dumps(cases), capture_output=True, text=True, timeout=60
+        [NODE, "-e", DRIVER, str(ROOT)],
+        input=json.dumps({"switches": lab_payload()["switches"], "cases": cases}),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for (name, k, i), js in zip(cases, json.loads(proc.stdout)):
+    for (name, s, k, i), js in zip(cases, json.loads(proc.stdout)):
         run = runs[name]
-        snap = run["snapshots"][k]
-        labels = token_labels(run["probe"])
-        assert js["labels"] == labels and js["step"] == snap["step"]
+        record = run["seeds"][s]
+        snap = record["snapshots"][k]
+        labels = token_labels(record["probe"])
+        assert js["labels"] == labels and js["step"] == snap["step"] and js["seed"] == record["seed"]
+        # the loss chart: this seed's curves, beside the same seed of the run it is set against
+        x = curve_steps(record["curve"], run["steps"])
+        assert js["curves"]["train"] == {"x": x, "y": record["curve"]["loss"]}
+        assert js["curves"]["eval"] == {"x": record["held_out"]["step"], "y": record["held_out"]["loss"]}
+        if run["compare"]:
+            ref = next(r for r in runs[run["compare"]]["seeds"] if r["seed"] == record["seed"])
+            assert js["curves"]["full eval"]["y"] == ref["held_out"]["loss"]
+        assert js["curves"]["honest"]["y"] == record["held_out"].get("honest", [])
         weights = np.array(js["weights"], dtype=float)
         if has_head(run):
-            head = head_at(run, k)  # core.attention on the snapshot's X, W_Q, W_K, W_V
+            head = head_at(run, s, k)  # core.attention on the snapshot's X, W_Q, W_K, W_V
             shown = ~head.future
             np.testing.assert_allclose(weights[shown], head.weights[shown], rtol=0, atol=1e-9)
             t = trace(head, i, labels)

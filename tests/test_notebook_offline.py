@@ -3,7 +3,7 @@
 README's notebook cell (`pn.extension(inline=True)`, then `HeadExplorer()`) in JupyterLab, started
 headless on a free local port with a token, driven by Chromium with every request that does not go to
 that JupyterLab aborted (as on a laptop with no internet): the cells run, the explorer is drawn,
-static/bokeh_patch.js is in force there too, and a keyboard move on a slider gives the core's weights.
+static/bokeh_seam.js is in force there too, and a keyboard move on a slider gives the core's weights.
 Executing the notebook without a browser (tests/test_embed.py) passes even when nothing is drawn.
 """
 
@@ -78,7 +78,7 @@ def jupyterlab(tmp_path_factory):
         log.close()
 
 
-def test_readme_cell_draws_the_explorer_offline(jupyterlab, browser, artifacts):
+def test_readme_cell_draws_the_explorer_offline(jupyterlab, browser, artifacts, stock_bokeh):
     base, token = jupyterlab
     context = browser.new_context(viewport={"width": 1500, "height": 1000})
     blocked = block_all_but(context, (base, "data:", "blob:", "about:"))
@@ -102,8 +102,8 @@ def test_readme_cell_draws_the_explorer_offline(jupyterlab, browser, artifacts):
     )
     handle = page.locator(".jp-OutputArea .x-slider").nth(3 * 3 + 0).locator(".noUi-handle")
     handle.wait_for(timeout=30000)
-    patched = '() => Bokeh.require("core/dom").InlineStyleSheet.prototype._update.patched'
-    page.wait_for_function(patched)
+    if not stock_bokeh:
+        page.wait_for_function("() => window.BokehSeam && BokehSeam.patches.styleSheets === true")
     doc = "Bokeh.documents.find(d => d.get_model_by_name('steps'))"
 
     # a keyboard move: the kernel computes, the page shows the core's weights

@@ -5,7 +5,9 @@ Each test walks SWITCHES, so a new row that some consumer misses fails here, not
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 
 from core.attention import AttentionError, exp
 from core.one_head_by_hand import build_parser, configure
-from core.options import OPTION_NAMES, SWITCHES, Options, check_option
+from core.options import NORMALISERS, OPTION_NAMES, SWITCH, SWITCHES, Options, check_option
 from core.presets import CHAPTER
 from core.trace import trace
 from widgets.controls import ABLATION_NOTES, HeadControls
@@ -39,7 +41,6 @@ def test_every_option_has_one_row_and_every_consumer_reads_it():
     assert [s["name"] for s in config["switches"]] == list(OPTION_NAMES)
     for s in SWITCHES:
         assert s.name in controls.switches  # a control on both pages (the export uses the same controls)
-        assert s.flipped in ABLATION_NOTES  # a "what to look for" note
         assert state.apply(**{s.name: flipped(s)}), state.message
         params = encode(state)
         assert s.url_key in params  # a link key, read back as the same value
@@ -47,6 +48,27 @@ def test_every_option_has_one_row_and_every_consumer_reads_it():
         assert problems == [] and changes == {s.name: flipped(s)}
         assert json.loads(as_json(state.head, state.labels))["options"][s.name] == flipped(s)  # downloads
         state.reset()
+    # "What each switch shows": one item per row, in the table's order, each with a note of its own that
+    # quotes numbers (read from the panel's HTML, not from the rows)
+    items = re.findall(r"<li><b>(.*?)</b>: (.*?)</li>", ABLATION_NOTES)
+    assert [flipped for flipped, _ in items] == [html.escape(s.flipped) for s in SWITCHES]
+    notes = [note for _, note in items]
+    assert len(set(notes)) == len(SWITCHES) and all(re.search(r"\d", note) for note in notes)
+
+
+def test_core_exports_the_table_and_one_rule_per_normaliser_choice():
+    """core/__init__.py offers the table itself and NORMALISE, keyed by the normaliser row's choices."""
+    import core
+
+    assert core.SWITCHES is SWITCHES and core.Options is Options
+    assert tuple(core.NORMALISE) == SWITCH["normaliser"].choices == NORMALISERS
+    scores = np.array([[0.5, -np.inf], [2.0, -1.0]])
+    for choice, rule in core.NORMALISE.items():
+        assert np.array_equal(core.normalise(scores, choice), rule(scores))
+        head = core.attend([[1.0], [2.0]], [[1.0]], [[1.0]], [[1.0]], normaliser=choice)
+        assert head.normaliser == choice
+    assert all(hasattr(core, name) for name in core.__all__) and "attend" in core.__all__
+    assert not any(name in core.__all__ for name in ("attention", "options", "np"))
 
 
 def test_headstate_has_a_parameter_per_switch_made_from_its_row():

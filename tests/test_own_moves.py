@@ -16,7 +16,7 @@ import pytest
 
 from core.attention import attend
 from core.presets import PRESETS
-from tests.conftest import serve_process
+from tests.conftest import CONSOLE_PROBLEMS, SERVER_DRAWS, serve_process
 from widgets.page import readout_html
 from widgets.state import HeadState
 from widgets.viewdata import view_data
@@ -61,7 +61,7 @@ def paused(own_server):
 def open_page(page, url):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.goto(url)
     page.wait_for_selector(f"text={START}", timeout=30000)
     page.wait_for_function("() => window.HeadExplorerPage && HeadExplorerPage.pages.length === 1")
@@ -214,20 +214,20 @@ def test_a_drag_goes_one_way_only(own_server, page):
 
 
 def test_the_server_drawing_alone_still_follows(own_server, page):
-    """With the page's own drawing off (bench/own_moves.py's `server` way), the page never says it draws
-    its own moves, so the server's answers draw them."""
+    """With the channel saying the server draws (bench/own_moves.py's `server` way), the page draws nothing
+    and the server's answers draw every move."""
     url, _ = own_server
-    page.add_init_script("window.headExplorerServerDraws = true;")
-    page.on("pageerror", lambda exc: pytest.fail(str(exc)))
-    page.goto(url)
-    page.wait_for_selector(f"text={START}", timeout=30000)
-    assert page.evaluate("() => HeadExplorerPage.pages.length") == 0
+    open_page(page, url)
+    page.evaluate(SERVER_DRAWS)
+    drawn = page.evaluate("() => HeadExplorerPage.pages[0].drawn")
     page.evaluate(JS_SET, 0.55)
     page.wait_for_function(
         f"w => Math.abs(({JS_VALUES})('weights-cells')[15] - w) < 1e-9",
         arg=float(weights_for(0.55)[3][3]),
         timeout=20000,
     )
+    assert page.evaluate("() => HeadExplorerPage.pages[0].drawn") == drawn
+    assert page.errors == []
 
 
 def test_a_new_shape_from_the_server_is_followed(own_server, page):
@@ -238,7 +238,7 @@ def test_a_new_shape_from_the_server_is_followed(own_server, page):
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('preset').value = 'tired'; }")
     tired = PRESETS["tired"]
     page.wait_for_function(
-        "n => JSON.parse(Bokeh.documents[0].get_model_by_name('steps').tags[0]).tokens.length === n",
+        "n => JSON.parse(Bokeh.documents[0].get_model_by_name('head-channel').state).tokens.length === n",
         arg=len(tired.tokens),
         timeout=20000,
     )
@@ -275,7 +275,7 @@ def test_the_query_and_a_switch_are_drawn_before_the_server_answers(own_server, 
     assert steps == readout_html(view_data(e.head, e.query, e.labels, e.dims))
     resume()
     page.wait_for_function(
-        "() => { const s = JSON.parse(Bokeh.documents[0].get_model_by_name('steps').tags[0]);"
+        "() => { const s = JSON.parse(Bokeh.documents[0].get_model_by_name('head-channel').state);"
         " return s.query === 1 && s.causal === false; }",
         timeout=20000,
     )
@@ -283,26 +283,25 @@ def test_the_query_and_a_switch_are_drawn_before_the_server_answers(own_server, 
 
 
 def test_the_server_sends_no_figures_for_a_drag_the_page_draws():
-    """widgets/explorer.py: once the page marks the sliders' box, a drag is applied to the state (and the
+    """widgets/explorer.py: once the channel says the page draws, a drag is applied to the state (and the
     preset becomes "custom") but the figures are not written; any other change still writes them and
-    publishes the state; with the mark gone, drags are drawn by the server again."""
-    from widgets.controls import DRAWS_OWN_MOVES
+    publishes the state; with the channel back on "server", drags are drawn by the server again."""
     from widgets.explorer import HeadExplorer
 
     explorer = HeadExplorer()
-    page = explorer.page
+    page, channel = explorer.page, explorer.channel
     weights = page.plots["weights"].source
-    before, published = repr(dict(weights.data)), page.steps.tags[0]
-    box = page.controls.tokens.layout
-    box.tags = [DRAWS_OWN_MOVES]
+    before, published = repr(dict(weights.data)), channel.state
+    assert channel.drawn_by == "server"  # until the page says otherwise
+    channel.drawn_by = "page"
     explorer._drag(3, 0, 0.45)
     assert explorer.state.X[3, 0] == 0.45 and not explorer.state.preset
     assert page.controls.preset.value == "custom"
     assert repr(dict(weights.data)) == before
-    assert page.steps.tags[0] == published and explorer.updates == 0
+    assert channel.state == published and explorer.updates == 0
     explorer.state.apply(query=1)  # not a drag: drawn and published
-    assert explorer.updates == 1 and json.loads(page.steps.tags[0])["X"][3][0] == 0.45
-    box.tags = []
+    assert explorer.updates == 1 and json.loads(channel.state)["X"][3][0] == 0.45
+    channel.drawn_by = "server"
     explorer._drag(3, 0, 0.6)
     assert explorer.updates == 2
     np.testing.assert_allclose(weights.data["value"], core_values(explorer.state))

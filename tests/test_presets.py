@@ -7,7 +7,7 @@ import pytest
 
 from core.attention import NORMALISERS
 from core.options import Options
-from core.presets import CHAPTER, PRESETS, SOFT, TIRED
+from core.presets import CHAPTER, CUSTOM, PRESETS, SOFT, SOFT_TRACE, TIRED, TIRED_TRACE
 
 
 def weights_of(preset, query=None):
@@ -35,8 +35,15 @@ def test_chapter_preset_gives_the_printed_weights():
     assert np.round(head.output[3], 2).tolist() == [0.23, 0.68]
 
 
-@pytest.mark.parametrize("preset, referent, other", [(TIRED, "cat", "mat"), (SOFT, "mat", "cat")])
-def test_it_finds_its_referent(preset, referent, other):
+@pytest.mark.parametrize(
+    "preset, referent, other",
+    [(TIRED, "cat", "mat"), (SOFT, "mat", "cat"), (TIRED_TRACE, "cat", "mat"), (SOFT_TRACE, "mat", "cat")],
+)
+def test_the_query_finds_its_referent(preset, referent, other):
+    """The adjective, with the mask on (the sentences); 'it', with a trace and the mask off (the thought
+    experiment)."""
+    assert preset.query == ("it" if preset.name.endswith("-trace") else preset.name)
+    assert preset.causal != preset.name.endswith("-trace")
     _, w = weights_of(preset)
     j, k = preset.tokens.index(referent), preset.tokens.index(other)
     assert w[j] > 0.5
@@ -44,10 +51,13 @@ def test_it_finds_its_referent(preset, referent, other):
     assert w[j] > 5 * w[k]
 
 
-def test_the_two_sentences_differ_only_after_it():
-    assert TIRED.tokens[:-1] == SOFT.tokens[:-1]
-    assert TIRED.X[:7] == SOFT.X[:7]
-    assert (TIRED.W_Q, TIRED.W_K, TIRED.W_V) == (SOFT.W_Q, SOFT.W_K, SOFT.W_V)
+def test_the_two_sentences_differ_only_in_the_adjective_and_the_thought_experiment_from_it_on():
+    assert TIRED.tokens[:-1] == SOFT.tokens[:-1] == TIRED_TRACE.tokens[:-1]
+    assert TIRED.X[:-1] == SOFT.X[:-1]
+    assert TIRED_TRACE.X[:7] == SOFT_TRACE.X[:7] == TIRED.X[:7]
+    for a, b in ((TIRED, SOFT), (TIRED_TRACE, SOFT_TRACE)):
+        assert (a.W_Q, a.W_K, a.W_V) == (b.W_Q, b.W_K, b.W_V)
+    assert CUSTOM not in PRESETS
 
 
 @pytest.mark.parametrize("name", list(PRESETS))

@@ -3,20 +3,28 @@
 import dataclasses
 import math
 import warnings
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.attention import AttentionError
+from core.attention import AttentionError, softmax
 from core.rng import normals
 from core.saturation import (
     DEFAULT_WIDTHS,
+    STUCK,
     SaturationCurve,
     entropy,
+    jacobian,
+    jacobian_size,
+    many_rows,
+    quantile,
+    row_gradient,
     saturation_curve,
     saturation_point,
+    worked_row,
 )
 
 WIDTHS = (2, 16, 128, 512)
@@ -167,3 +175,147 @@ def test_the_generator_s_numbers_are_pinned():
     assert (p.score_std, p.max_weight_raw, p.entropy_scaled) == pytest.approx(
         (11.3507265491635, 0.8874506324627252, 3.681087410817393), rel=1e-9
     )
+
+
+# --- the softmax's gradient --------------------------------------------------------
+
+
+def plain_softmax(z):
+    """numpy's own softmax (np.exp), independent of core.attention's."""
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def rows_of(d, seed, T, trials):
+    """The trials' raw scores, drawn again here as core/saturation.py's docstring says they are."""
+    block = normals(seed, 0, trials * (T + 1) * d).reshape(trials, T + 1, d)
+    return np.einsum("bd,btd->bt", block[:, 0, :], block[:, 1:, :])
+
+
+def finite_difference_jacobian(z, h=1e-6):
+    """∂softmax(z)/∂z by central differences, column j from moving z_j by ±h."""
+    J = np.empty((z.size, z.size))
+    for j in range(z.size):
+        up, down = z.copy(), z.copy()
+        up[j] += h
+        down[j] -= h
+        J[:, j] = (plain_softmax(up) - plain_softmax(down)) / (2 * h)
+    return J
+
+
+def exact_jacobian_size(z) -> float:
+    """‖∂softmax(z)/∂z‖ in decimal arithmetic with enough digits that 1 − w keeps a saturated row's
+    tiny weights (a gap of 350 in the scores makes them 1e-152), independent of core/saturation.py's
+    way of keeping them."""
+    with localcontext() as ctx:
+        ctx.prec = 400
+        e = [Decimal(float(v - z.max())).exp() for v in z]
+        total = sum(e)
+        w = [x / total for x in e]
+        square = sum(
+            ((wi if i == j else 0) - wi * wj) ** 2 for i, wi in enumerate(w) for j, wj in enumerate(w)
+        )
+        return float(square.sqrt())
+
+
+def test_the_jacobian_is_diag_w_minus_w_w_transposed_as_finite_differences_say():
+    rng = np.random.default_rng(3)
+    for spread in (0.5, 3.0, 12.0):
+        z = rng.normal(0, spread, 9)
+        J = jacobian(plain_softmax(z))
+        assert np.linalg.norm(J) == pytest.approx(exact_jacobian_size(z), rel=1e-12)
+        fd = finite_difference_jacobian(z)
+        big = np.abs(J) > 1e-4  # where a central difference keeps 1e-6 of relative accuracy
+        np.testing.assert_allclose(fd[big], J[big], rtol=1e-6)
+
+
+def test_jacobian_size_is_the_norm_of_the_full_jacobian_even_when_one_hot():
+    rng = np.random.default_rng(4)
+    Z = rng.normal(0, 1, (200, 16)) * rng.choice([0.1, 1, 10, 40, 80], size=(200, 1))
+    W = plain_softmax(Z)
+    sizes = jacobian_size(W)
+    for z, size in zip(Z, sizes):
+        exact = exact_jacobian_size(z)  # independent of the weights' rounding
+        assert size == pytest.approx(exact, rel=1e-6, abs=1e-300), (size, exact)
+    assert sizes.min() < 1e-12  # some rows are one-hot to 12 digits: their size is still exact
+    assert jacobian_size(np.array([[1.0, 0.0, 0.0]])) == 0.0
+    assert jacobian_size(np.full((1, 64), 1 / 64))[0] == pytest.approx(math.sqrt(63) / 64)
+    assert jacobian_size(np.array([[0.5, 0.5]]))[0] == pytest.approx(0.5)
+
+
+def test_a_rows_gradient_names_its_jacobians_largest_and_smallest_entries():
+    rng = np.random.default_rng(5)
+    for spread in (0.3, 2.0, 9.0):
+        w = plain_softmax(rng.normal(0, spread, 12))
+        g = row_gradient(w)
+        J = jacobian(w)
+        assert g.largest == pytest.approx(J.max(), rel=1e-12) and J[g.largest_at, g.largest_at] == J.max()
+        assert g.smallest == pytest.approx(J.min(), rel=1e-12)
+        assert J[g.smallest_at] == pytest.approx(J.min(), rel=1e-12) and g.smallest_at[0] != g.smallest_at[1]
+        assert g.size == pytest.approx(np.linalg.norm(J), rel=1e-12)
+    one_key = row_gradient(np.array([1.0]))
+    assert (one_key.largest, one_key.smallest, one_key.size) == (0.0, 0.0, 0.0)
+
+
+def test_the_points_gradient_figures_agree_with_finite_differences_and_numpy():
+    for d in (4, 128):
+        p = saturation_point(d, seed=2, T=12, trials=40)
+        S = rows_of(d, 2, 12, 40)
+        for scale, which in ((1.0, "raw"), (math.sqrt(d), "scaled")):
+            parts = ("", "_spread", "_low", "_high")
+            mean, spread, low, high = (getattr(p, f"gradient_{which}{k}") for k in parts)
+            stuck = getattr(p, f"stuck_{which}")
+            by_differences = np.array([np.linalg.norm(finite_difference_jacobian(z / scale)) for z in S])
+            by_numpy = np.array([np.linalg.norm(jacobian(plain_softmax(z / scale))) for z in S])
+            assert mean == pytest.approx(by_differences.mean(), rel=1e-6)
+            assert mean == pytest.approx(by_numpy.mean(), rel=1e-12)
+            assert spread == pytest.approx(by_numpy.std(), rel=1e-9)
+            assert (low, high) == pytest.approx(tuple(np.quantile(by_numpy, [0.1, 0.9])), rel=1e-9)
+            assert stuck == (by_numpy < STUCK).mean()
+        assert p.least_gradient_row == int(np.argmin([np.linalg.norm(jacobian(plain_softmax(z))) for z in S]))
+
+
+def test_without_the_division_more_and_more_rows_pass_back_nothing(curve):
+    # the module's curve: seed 0, T = 64, 400 trials at d = 2, 16, 128, 512
+    assert np.all(np.diff(curve.stuck_raw) >= 0) and curve.stuck_raw[0] == 0 and curve.stuck_raw[-1] > 0.4
+    assert np.all(curve.stuck_scaled == 0)
+    assert np.all(curve.gradient_raw_low[1:] < curve.gradient_scaled_low[1:])
+    assert curve.gradient_raw_low[-1] < 1e-4  # a tenth of the rows at d = 512 pass back next to nothing
+    assert np.ptp(curve.gradient_scaled) < 0.02  # with the division every width's rows alike
+
+
+def test_worked_row_is_that_trial_of_the_sweep():
+    p = saturation_point(128, seed=0, T=64, trials=128)
+    r = worked_row(128, seed=0, T=64, row=p.least_gradient_row)
+    S = rows_of(128, 0, 64, p.least_gradient_row + 1)[-1]
+    np.testing.assert_allclose(r.scores, S, rtol=1e-12)
+    sizes = jacobian_size(softmax(rows_of(128, 0, 64, 128)))
+    assert r.raw.size == pytest.approx(sizes.min(), rel=1e-9)
+    assert r.raw.weights.max() > 0.999 and r.raw.size < 1e-3  # the quietest row is one-hot
+    assert r.scaled.size > 0.1  # …and soft with ÷√d
+    with pytest.raises(AttentionError, match="^row is"):
+        worked_row(8, row=-1)
+
+
+def test_quantile_is_numpys_linear_rule():
+    rng = np.random.default_rng(6)
+    for n in (1, 2, 7, 128):
+        x = rng.normal(size=n)
+        for q in (0.0, 0.1, 0.5, 0.9, 1.0):
+            assert quantile(x, q) == pytest.approx(float(np.quantile(x, q)), rel=1e-12, abs=1e-15)
+
+
+def test_many_rows_draw_the_same_experiment_as_the_sweep():
+    """many_rows draws a row's scores as |q| times T normals; the sweep draws q and every key. Same law:
+    their means agree within four standard errors."""
+    many = many_rows(128, 64)
+    p = saturation_point(128, seed=1, T=64, trials=2048)
+    for (mean, spread), theirs in (
+        (many.max_weight_raw, p.max_weight_raw),
+        (many.max_weight_scaled, p.max_weight_scaled),
+        (many.gradient_raw, p.gradient_raw),
+        (many.gradient_scaled, p.gradient_scaled),
+    ):
+        error = spread * math.sqrt(1 / many.rows + 1 / p.trials)
+        assert abs(mean - theirs) < 4 * error, (mean, theirs, error)
+    assert abs(many.stuck_raw - p.stuck_raw) < 0.04 and many.stuck_scaled == p.stuck_scaled == 0

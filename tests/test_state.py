@@ -20,10 +20,11 @@ from core.attention import NORMALISERS, attend
 from core.presets import PRESETS
 from core.trace import fmt_vector
 from widgets.explorer import HeadExplorer
+from widgets.figure_text import PHONE_COLUMN
 from widgets.matrix_plot import side_by_side
 from widgets.page import SQUARE
 from widgets.state import INPUTS, MAX_LABEL, HeadState
-from widgets.viewdata import NUMBERS_UP_TO, view_data
+from widgets.viewdata import view_data
 
 CHAPTER = PRESETS["chapter"]
 
@@ -242,7 +243,7 @@ def same_columns(data, expected: dict) -> None:
 def assert_page_shows(explorer: HeadExplorer) -> None:
     """Every source and text panel holds view_data of the explorer's current state."""
     s, page = explorer.state, explorer.page
-    data = view_data(s.head, s.query, s.labels)
+    data = view_data(s.head, s.query, s.labels, s.dims, s.moved, s.before)
     for name, plot in page.plots.items():
         blocks = {b: data["cells"][b] for b in plot.names}
         n_cols = int(max(blocks[plot.names[0]]["x"])) + 1
@@ -257,6 +258,8 @@ def assert_page_shows(explorer: HeadExplorer) -> None:
     same_columns(b.output.data, data["blend"]["output"])
     same_columns(b.links.data, data["blend"]["links"])
     assert page.steps.text == data["steps"] + data["checks"]
+    same_columns(page.row_marks.unchanged.data, data["moved"]["unchanged"])
+    same_columns(page.row_marks.changed.data, data["moved"]["changed"])
 
 
 def models(explorer: HeadExplorer) -> dict:
@@ -404,15 +407,18 @@ def test_controls_are_bokeh_models_not_panel_widgets():
 
 
 def test_cells_too_small_for_numbers_are_drawn_bare():
-    """Above NUMBERS_UP_TO tokens the heatmaps draw no numbers and no cell outlines, and read nothing for them
-    on a move; back at a small head both return."""
+    """Cells too small for any number (the weights' at 16 tokens, which fit a phone) draw no numbers and no
+    cell outlines, read nothing for them on a move, and say so under the figure; back at a small head both
+    return."""
     e = HeadExplorer()
     weights = e.page.plots["weights"]
     assert weights.numbers.visible and weights.cells.glyph.line_color is not None
-    T = NUMBERS_UP_TO + 1
+    assert weights.note.text == ""
+    T = 16
     assert e.state.apply(tokens=[f"t{k}" for k in range(T)], X=np.zeros((T, 3)))
     assert not weights.numbers.visible and weights.numbers.data_source is weights.no_numbers
     assert weights.cells.glyph.line_color is None
+    assert "as a table" in weights.note.text
     assert e.state.load("chapter")
     assert weights.numbers.visible and weights.numbers.data_source is weights.source
     assert weights.cells.glyph.line_color is not None
@@ -420,7 +426,8 @@ def test_cells_too_small_for_numbers_are_drawn_bare():
 
 def test_a_long_label_widens_the_figures_not_their_cells():
     """Figures are sized by their cells: a long label gets room for its axis instead of squeezing the cells
-    (and cutting the title short); column labels too long to lie flat over a cell slant; sliders go two a row
+    (and cutting the title short), but for the weights' narrowest width, which must still fit a phone (its
+    height follows that width); column labels too long to lie flat over a cell slant; sliders go two a row
     so that their longer titles do not run together."""
     e = HeadExplorer()
     rows = e.page.controls.tokens.layout
@@ -429,7 +436,8 @@ def test_a_long_label_widens_the_figures_not_their_cells():
     assert weights.xaxis[0].major_label_orientation == 0
     assert len(rows.children[0].children) == 3
     assert e.state.set_labels("The, cat, a-long-word, it")
-    assert (weights.frame_width, weights.frame_height) == frame
+    assert weights.frame_width == frame[0] and weights.frame_height <= frame[1]
+    assert weights.min_width <= PHONE_COLUMN
     assert weights.xaxis[0].major_label_orientation != 0
     assert weights.yaxis[0].major_label_overrides[2] == "a-long-wo…"
     assert len(rows.children[0].children) == 2

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.attention import attend
+from widgets.figure_text import BLEND_FONT, BLEND_FRAME, LINE, text_px
 from widgets.viewdata import convex_hull, view_data
 
 small = st.integers(-8, 8).map(lambda k: k / 4)
@@ -31,6 +32,30 @@ def heads(draw):
     )
     head = attend(mat(T, C), mat(C, d), mat(C, d), mat(C, d), **options)
     return head, draw(st.integers(0, T - 1)), [f"t{k}" for k in range(T)]
+
+
+@st.composite
+def heads_and_dims(draw):
+    """A head, a query, labels, and the two value coordinates the blend plot is asked for (any whole
+    numbers: too large, negative or equal ones are taken back into range)."""
+    head, i, labels = draw(heads())
+    return head, i, labels, [draw(st.integers(-1, 5)), draw(st.integers(-1, 5))]
+
+
+def plotted_dims(d: int, dims) -> tuple[int, int | None]:
+    """The coordinates the plot shows, by the editor's rule: each clamped to 0..d-1; the second, if it is the
+    first, moved to the next coordinate round; with d = 1 there is no second."""
+    a = min(max(dims[0], 0), d - 1)
+    if d == 1:
+        return a, None
+    b = min(max(dims[1], 0), d - 1)
+    return a, b if b != a else (a + 1) % d
+
+
+def half_width(*matrices) -> float:
+    """A symmetric colour range's half-width: the largest |entry| that is a number, at least 1."""
+    entries = [abs(float(v)) for M in matrices for v in np.ravel(M) if math.isfinite(v)]
+    return max([1.0, *entries])
 
 
 @settings(max_examples=60, deadline=None)
@@ -54,14 +79,20 @@ def test_each_cell_shows_its_own_entry_and_labels(case):
 @settings(max_examples=60, deadline=None)
 @given(heads())
 def test_colour_limits_and_the_query_outline(case):
+    """Every heatmap's colour range, exactly: scores and the scaled, masked scores symmetric about 0 out to
+    their largest |number| (a masked cell is no number), the weights 0..1 widened to hold raw ones, and
+    Q, K, V on one shared symmetric range, so their colours compare."""
     head, i, labels = case
     data = view_data(head, i, labels)
-    W = head.weights
-    assert data["limits"]["weights"] == (min(0.0, W.min()), max(1.0, W.max()))
-    finite = np.abs(head.scores[np.isfinite(head.scores)])
-    assert data["limits"]["scores"] == (-max(1.0, finite.max()), max(1.0, finite.max()))
-    lo, hi = data["limits"]["Q"]
-    assert lo == -hi and hi >= np.abs(np.concatenate([head.Q, head.K, head.V])).max()
+    W = head.weights.tolist()
+    shown_scaled = np.where(head.future, np.nan, head.scaled)  # what the scaled-scores heatmap holds
+    expected = {
+        "scores": (-half_width(head.scores), half_width(head.scores)),
+        "scaled": (-half_width(shown_scaled), half_width(shown_scaled)),
+        "weights": (min([0.0, *np.ravel(W)]), max([1.0, *np.ravel(W)])),
+        **{name: (-half_width(head.Q, head.K, head.V), half_width(head.Q, head.K, head.V)) for name in "QKV"},
+    }
+    assert {name: tuple(v) for name, v in data["limits"].items()} == expected
     o = data["outline"]
     # The frame spans exactly row i: centred on the middle column, one row high, all T columns wide.
     assert o == {"x": [(head.T - 1) / 2], "y": [float(i)], "width": [float(head.T)], "height": [1.0]}
@@ -82,6 +113,74 @@ def test_blend_plot_frames_everything_it_draws(case):
     assert all(y0 + margin <= y <= y1 - margin for y in ys)
     assert b["output"]["x"][0] == head.output[i][0]
     assert b["values"]["weight"] == head.weights[i].tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(heads_and_dims())
+def test_blend_plot_draws_the_values_the_output_and_the_lines_between_them(case):
+    """The blend plot, from the head alone: value points at (V[:, a], V[:, b]) for the coordinates asked
+    for, the output of the query at (out[a], out[b]), a line from the output to each value, thicker and
+    darker as its weight is larger, the hull's corners among the values, and axes named after a and b."""
+    head, i, labels, dims = case
+    a, b = plotted_dims(head.d, dims)
+    data = view_data(head, i, labels, dims)
+    b_data = data["blend"]
+    vx = head.V[:, a].tolist()
+    vy = head.V[:, b].tolist() if b is not None else [0.0] * head.T
+    out = head.output[i]
+    assert (b_data["values"]["x"], b_data["values"]["y"]) == (vx, vy)
+    assert b_data["values"]["label"] == labels
+    assert b_data["output"]["x"] == [out[a]] and b_data["output"]["y"] == [out[b] if b is not None else 0.0]
+    links = b_data["links"]
+    assert links["x1"] == vx and links["y1"] == vy  # each line ends on its value
+    assert links["x0"] == [out[a]] * head.T and links["y0"] == b_data["output"]["y"] * head.T
+    strength = np.minimum(np.abs(head.weights[i]), 1.0)
+    for j in range(head.T):
+        for k in range(head.T):
+            if strength[j] < strength[k] - 1e-9:  # a larger weight, a bolder line
+                assert links["width"][j] < links["width"][k] and links["alpha"][j] < links["alpha"][k]
+            elif strength[j] <= strength[k]:
+                assert links["width"][j] <= links["width"][k] and links["alpha"][j] <= links["alpha"][k]
+    points = set(zip(vx, vy))
+    corners = set(zip(b_data["hull"]["x"], b_data["hull"]["y"]))
+    assert corners <= points and len(corners) == len(b_data["hull"]["x"])
+    distinct = sorted(points)
+    if len(distinct) > 2 and not all(cross(distinct[0], distinct[1], p) == 0 for p in distinct):
+        assert corners == {p for p in distinct if is_vertex(p, distinct)}
+    names = {"x": f"value[{a}]", "y": f"value[{b}]" if b is not None else "(d = 1)"}
+    assert b_data["axes"] == names
+    # each name shown lies wholly inside the plot's frame, whatever side of its point it was put on
+    x0, x1, y0, y1 = data["bounds"]
+    v = b_data["values"]
+    for x, y, text, dx, dy in zip(vx, vy, v["named"], v["dx"], v["dy"]):
+        if not text:
+            continue
+        cx = (x - x0) * BLEND_FRAME / (x1 - x0) + dx
+        cy = (y1 - y) * BLEND_FRAME / (y1 - y0) + dy
+        half_w, half_h = text_px(text, BLEND_FONT) / 2, LINE * BLEND_FONT / 2
+        assert 0 <= cx - half_w and cx + half_w <= BLEND_FRAME
+        assert 0 <= cy - half_h and cy + half_h <= BLEND_FRAME
+
+
+def cross(o, p, q) -> float:
+    return (p[0] - o[0]) * (q[1] - o[1]) - (p[1] - o[1]) * (q[0] - o[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(heads())
+def test_the_row_check_says_when_the_shown_weights_do_not_add_to_one(case):
+    """Beside "row sums to 1.000000", the weights as the steps panel prints them (two places, Python's
+    rounding) added up, when that is not 1.00."""
+    from decimal import ROUND_HALF_EVEN, Decimal
+
+    head, i, labels = case
+    checks = view_data(head, i, labels)["checks"]
+    w = head.weights[i]
+    shown = sum(Decimal(float(v)).quantize(Decimal("0.01"), ROUND_HALF_EVEN) for v in w) + 0
+    is_one = abs(float(w.sum()) - 1) < 1e-9
+    note = f"(the weights shown add to {shown:.2f}: each is rounded to two places)"
+    assert (note in checks) == (is_one and shown != 1), (checks, shown)
+    assert ("weights shown add to" in checks) == (is_one and shown != 1)
 
 
 def is_vertex(p, others) -> bool:

@@ -13,22 +13,24 @@ static/a11y.js (loaded by the served page and the export) applies what is declar
   without another message from the server; `cells_table` and `blend_table` are the reference
   for what they hold (static/a11y.js builds the same data; tests/test_a11y.py holds them equal).
 
-Both reach the browser as two ColumnDataSources in the document (`names_source`,
-`figures_source`), so the names can change with the tokens.
+The names reach the browser as a declared model in the document (`A11yNames`, a root of its own), so
+they change with the tokens; which figures get tables never changes, and goes to the page once, as JSON
+(`figures_declared`, in a `<script type="application/json" id="a11y-figures">` of each page's template).
 """
 
 from __future__ import annotations
 
-import json
 import math
 
-from bokeh.models import ColumnDataSource
+from bokeh.core.properties import Dict, String
+from bokeh.model import DataModel
 
+from core.saturation import STUCK
 from core.trace import fmt
 from widgets.editor import WEIGHTS
 
-NAMES_SOURCE = "a11y-names"
-FIGURES_SOURCE = "a11y-figures"
+NAMES_ROOT = "a11y-names"  # the A11yNames model's name in a document
+FIGURES_SCRIPT = "a11y-figures"  # the id of the <script> element that holds figures_declared
 MASKED = "masked"
 
 # Controls whose title alone would not say what they change, or that have no title. Every other
@@ -53,8 +55,10 @@ FIGURE_TABLES = {
     # the further explorers (widgets/saturation_page.py, widgets/cost_page.py): a row per point of the curves
     "saturation-spread": ("series", "saturation-curve", "The spread against d as a table", False),
     "saturation-weight": ("series", "saturation-curve", "The largest weight against d as a table", False),
+    "saturation-gradient": ("series", "saturation-curve", "The gradient against d as a table", False),
     "saturation-entropy": ("series", "saturation-curve", "The entropy against d as a table", False),
     "cost-figure": ("series", "cost-lines", "The FLOPs against T as a table", False),
+    "tiles-figure": ("series", "tiles-scores", "The row in tiles as a table", False),
 }
 # A "series" table's columns: (source column, header), the first one heading the rows.
 SERIES_COLUMNS = {
@@ -68,16 +72,30 @@ SERIES_COLUMNS = {
         ("max_weight_raw", "largest weight, without ÷√d"),
         ("max_weight_scaled", "largest weight, with ÷√d"),
     ),
+    "saturation-gradient": (
+        ("d", "d"),
+        ("gradient_raw", "mean ‖∂w/∂z‖, without ÷√d"),
+        ("stuck_raw", f"share of rows below {STUCK:g}, without ÷√d"),
+        ("gradient_scaled", "mean ‖∂w/∂z‖, with ÷√d"),
+        ("stuck_scaled", f"share of rows below {STUCK:g}, with ÷√d"),
+    ),
     "saturation-entropy": (
         ("d", "d"),
         ("entropy_raw", "entropy, without ÷√d"),
         ("entropy_scaled", "entropy, with ÷√d"),
+    ),
+    "tiles-figure": (
+        ("key", "key"),
+        ("score_text", "score"),
+        ("weight_text", "weight so far"),
     ),
     "cost-figure": (
         ("T_text", "T"),
         ("qk_text", "Q·Kᵀ FLOPs"),
         ("proj_text", "projection FLOPs"),
         ("proj_mha_text", "projection FLOPs without K/V sharing"),
+        ("attn_text", "Q·Kᵀ + A·V FLOPs"),
+        ("proj_all_text", "Q, K, V and output projection FLOPs"),
     ),
 }
 
@@ -104,26 +122,31 @@ def accessible_names(labels, C: int, d: int, weights=WEIGHTS) -> dict[str, str]:
     return names
 
 
-def names_columns(names: dict[str, str]) -> dict[str, list[str]]:
-    return {"model": list(names), "name": list(names.values())}
+class A11yNames(DataModel):
+    """The controls' declared names in a page's document: a root of its own (named NAMES_ROOT), which
+    static/a11y.js reads and follows. The server writes new names for new tokens or widths; the export's
+    page writes them itself (static/a11y.js renameControls)."""
+
+    names = Dict(String, String, help="model name -> accessible name (accessible_names)")
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("name", NAMES_ROOT)
+        super().__init__(**kwargs)
 
 
-def names_source(names: dict[str, str]) -> ColumnDataSource:
-    return ColumnDataSource(names_columns(names), name=NAMES_SOURCE)
-
-
-def figures_source(figures: dict = FIGURE_TABLES) -> ColumnDataSource:
-    return ColumnDataSource(
-        {
-            "figure": list(figures),
-            "kind": [f[0] for f in figures.values()],
-            "source": [f[1] for f in figures.values()],
-            "summary": [f[2] for f in figures.values()],
-            "announce": [f[3] for f in figures.values()],
-            "columns": [json.dumps(SERIES_COLUMNS.get(name, []), ensure_ascii=False) for name in figures],
-        },
-        name=FIGURES_SOURCE,
-    )
+def figures_declared(figures: dict = FIGURE_TABLES) -> dict:
+    """Which figures get a table, as static/a11y.js reads it (the pages carry it as JSON, FIGURES_SCRIPT):
+    figure name -> kind, source, summary, whether it is announced, and a series table's columns."""
+    return {
+        name: {
+            "kind": kind,
+            "source": source,
+            "summary": summary,
+            "announce": announce,
+            "columns": SERIES_COLUMNS.get(name, []),
+        }
+        for name, (kind, source, summary, announce) in figures.items()
+    }
 
 
 # -- the tables' data: the reference for static/a11y.js ------------------------------------------

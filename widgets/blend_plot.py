@@ -2,8 +2,7 @@
 
 Each line from the output to a value is drawn as wide and as opaque as the
 weight on it, so a slider drag shows the output being pulled around inside
-the hull.  Built once; `update` writes new data and, when the points would
-leave the frame, new fixed ranges.
+the hull.  Built once; `update` writes new data and the view data's ranges.
 """
 
 from __future__ import annotations
@@ -17,10 +16,12 @@ from bokeh.models import (
     Scatter,
     Segment,
     Text,
+    Title,
 )
 from bokeh.plotting import figure
 
-from widgets.matrix_plot import titled
+from widgets.figure_text import BLEND_FONT, BLEND_FRAME
+from widgets.matrix_plot import NOTE_FONT, titled
 from widgets.sources import write_changed
 from widgets.style import draw
 
@@ -28,22 +29,28 @@ VALUE_COLOUR = "#4e79a7"
 OUTPUT_COLOUR = "#e15759"
 
 
+SOURCES = ("values", "hull", "output", "links", "leaders")
+
+
 class BlendPlot:
-    def __init__(self, data: dict, bounds, *, name: str = "blend", size: int = 310):
+    """The frame is BLEND_FRAME px square and its ranges are the view data's bounds, always: the view data
+    places each name (widgets/figure_text.py place_blend_labels) for exactly that frame."""
+
+    def __init__(self, data: dict, bounds, layout: dict, *, name: str = "blend"):
         self.values = ColumnDataSource(data["values"], name=f"{name}-values")
         self.hull = ColumnDataSource(data["hull"], name=f"{name}-hull")
         self.output = ColumnDataSource(data["output"], name=f"{name}-output")
         self.links = ColumnDataSource(data["links"], name=f"{name}-links")
+        self.leaders = ColumnDataSource(data["leaders"], name=f"{name}-leaders")
         x0, x1, y0, y1 = bounds
         self.figure = fig = figure(
             name=name,
-            width=size,
-            height=size,
+            frame_width=BLEND_FRAME,
+            frame_height=BLEND_FRAME,
             x_range=Range1d(x0, x1),
             y_range=Range1d(y0, y1),
             tools="save",
             toolbar_location="right",
-            match_aspect=True,
         )
         fig.toolbar.logo = None
         fig.select_one(SaveTool).filename = f"attention-{name}"  # saved at once, no name prompt
@@ -79,20 +86,23 @@ class BlendPlot:
         points = draw(
             fig, self.values, Scatter(x="x", y="y", size=11, fill_color=VALUE_COLOUR, line_color=VALUE_COLOUR)
         )
+        leader = Segment(x0="x0", y0="y0", x1="x1", y1="y1", line_color="#666666", line_width=1)
+        draw(fig, self.leaders, leader)  # from a point to its name set apart
         draw(
             fig,
             self.values,
             Text(
                 x="x",
                 y="y",
-                # the names widgets.viewdata.named_values picks (every one up to NUMBERS_UP_TO tokens)
+                # the names the view data placed (widgets/figure_text.py place_blend_labels; '' for none),
+                # each centred dx, dy px from its point: computed with the data, as a transform here ran
+                # (and compiled) JavaScript on every move
                 text={"field": "named"},
-                # each label's side of its point (widgets.viewdata.label_sides), computed with the data:
-                # a transform here ran (and compiled) JavaScript on every move
-                text_align={"field": "align"},
+                text_align="center",
+                text_baseline="middle",
                 x_offset={"field": "dx"},
-                y_offset=-4,
-                text_font_size="12px",
+                y_offset={"field": "dy"},
+                text_font_size=f"{BLEND_FONT:g}px",
                 text_color="#222222",
             ),
         )
@@ -108,16 +118,22 @@ class BlendPlot:
             )
         )
         fig.add_tools(HoverTool(renderers=[out], tooltips=[("", "@label"), ("output", "@text")]))
+        # what the plot says under it when names are left to the hover
+        self.note = Title(text=layout["note"], text_font_size=NOTE_FONT, text_font_style="normal",
+                          text_color="#444444", standoff=2)
+        fig.add_layout(self.note, "below")
 
-    def update(self, data: dict, bounds, *, reframe: bool = False) -> None:
-        """New points in place; ranges move only when something would leave the frame, or on `reframe`."""
-        for name in ("values", "hull", "output", "links"):
+    def update(self, data: dict, bounds, layout: dict) -> None:
+        """New points in place; the ranges follow the bounds (on a grid: a small move keeps them)."""
+        for name in SOURCES:
             write_changed(getattr(self, name), data[name])
         xr, yr = self.figure.x_range, self.figure.y_range
         x0, x1, y0, y1 = bounds
-        outside = x0 < xr.start or x1 > xr.end or y0 < yr.start or y1 > yr.end
-        if reframe or outside:
+        if (xr.start, xr.end) != (x0, x1):
             xr.update(start=x0, end=x1)
+        if (yr.start, yr.end) != (y0, y1):
             yr.update(start=y0, end=y1)
         self.figure.xaxis.axis_label = data["axes"]["x"]
         self.figure.yaxis.axis_label = data["axes"]["y"]
+        if self.note.text != layout["note"]:
+            self.note.text = layout["note"]

@@ -233,8 +233,9 @@ class ClassLink(pn.viewable.Viewer):
         }
 
     def _publish(self) -> None:
-        """The page's copy of `published`, on the class line's tags (read by static/rejoin.js classState)."""
-        set_changed(self.line, tags=[json.dumps(self.published())])
+        """The page's copy of `published`, on its channel (widgets/channel.py `classroom`)."""
+        if self.explorer is not None:
+            set_changed(self.explorer.channel, classroom=json.dumps(self.published()))
 
     def _show(self, send: Send, back: bool) -> None:
         with pn.io.hold():

@@ -17,21 +17,18 @@ from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGr
 
 from core.notes import note
 from core.options import SWITCH, SWITCHES, Options
-from core.presets import PRESETS
+from core.presets import CUSTOM, PRESETS
 from widgets.style import short_label, text_panel
+from widgets.url_state import X_STEP
 
-SLIDER_LOW, SLIDER_HIGH, SLIDER_STEP = -2.0, 2.0, 0.05
+SLIDER_LOW, SLIDER_HIGH = -2.0, 2.0
+SLIDER_STEP = X_STEP  # links write a slider's value to this step's grid (widgets/url_state.py number)
 SLIDERS_ROW_PX = 280  # a row of sliders shares this width
 SLIDER_LABEL_CHARS = 8  # a token label in a slider's title is cut to this many characters
 PER_ROW = 3  # beyond this a token's sliders wrap onto another row, so titles like it[0]: 0.20 still fit
 # Labels longer than this (as the titles show them) get two sliders a row, so a title like "attenti…[0]: 0.20"
 # does not run into its neighbour's.
 THREE_A_ROW_UP_TO = 4
-
-
-# The mark static/explorer_page.js follow puts in the token sliders' box's tags once the page draws a
-# student's own moves (widgets/explorer.py then sends nothing of the figures for a drag).
-DRAWS_OWN_MOVES = "draws-own-moves"
 
 
 def set_changed(model, **props) -> None:
@@ -108,7 +105,6 @@ def query_options(labels) -> list[tuple[str, str]]:
 
 
 NORMALISER_LABELS = dict(zip(SWITCH["normaliser"].choices, SWITCH["normaliser"].choice_labels))
-CUSTOM = "custom"
 
 
 # a served student's preset box, while on a head the teacher sent (widgets/class_link.py)

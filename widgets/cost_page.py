@@ -51,6 +51,7 @@ NUMBER_BOXES = (
     ("layers", "layers", True),
     ("C", "model width C", True),
     ("element_bytes", "bytes per number", False),
+    ("tile", "tile size B", True),
 )
 READOUT_CSS = """
 .cost-readout { font-size: 15px; }
@@ -104,6 +105,10 @@ class CostFigure:
         fig.min_border_right = 24
         qk = fig.line("T", "qk", source=self.lines, line_color=QK, line_width=3)
         proj = fig.line("T", "proj", source=self.lines, line_color=PROJ, line_width=3)
+        # exercise 2 counts the two above; with the blend A·V and the output projection counted too:
+        dotdash = {"line_width": 2, "line_dash": "dotdash"}
+        attn = fig.line("T", "attn", source=self.lines, line_color=QK, **dotdash)
+        proj_all = fig.line("T", "proj_all", source=self.lines, line_color=PROJ, **dotdash)
         self.mha = fig.line(
             "T", "proj_mha", source=self.lines, line_color=PROJ_MHA, line_width=3, line_dash="dashed"
         )
@@ -135,6 +140,8 @@ class CostFigure:
                 ("Q·Kᵀ (grows like T²)", [qk]),
                 ("Q/K/V projections (grows like T)", [proj]),
                 ("projections without K/V sharing", [self.mha]),
+                ("Q·Kᵀ + A·V", [attn]),
+                ("Q, K, V and output projections", [proj_all]),
             ],
             label_text_font_size="13px",
             border_line_color=None,
@@ -145,12 +152,14 @@ class CostFigure:
         self.mha.visible = self.mha_item.visible = data["grouped"]
         fig.add_tools(
             HoverTool(
-                renderers=[qk, proj, self.mha],
+                renderers=[qk, proj, self.mha, attn, proj_all],
                 tooltips=[
                     ("T", "@T_text"),
                     ("Q·Kᵀ", "@qk_text"),
                     ("projections", "@proj_text"),
                     ("no sharing", "@proj_mha_text"),
+                    ("Q·Kᵀ + A·V", "@attn_text"),
+                    ("all four projections", "@proj_all_text"),
                 ],
                 mode="vline",
                 line_policy="nearest",
@@ -217,7 +226,7 @@ class CostPage:
             row(b["T"], b["d"]),
             row(b["heads"], b["kv_heads"]),
             row(b["layers"], b["C"]),
-            b["element_bytes"],
+            row(b["element_bytes"], b["tile"]),
             self.gpu_slider,
             self.message,
             width=270,

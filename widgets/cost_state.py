@@ -1,6 +1,7 @@
 """The long-context cost explorer's settings: a model shape, a context length, a GPU.
 
-`CostSettings` holds what the user chose and the `LongContextCost` it gives.
+`CostSettings` holds what the user chose (a model shape, a GPU, the tile size
+B of attention computed in tiles) and the `LongContextCost` it gives.
 It imports no Panel or Bokeh, so it runs headless in tests and scripts, and
 static/cost.js repeats its checks word for word for the static page.  The
 defaults are the chapter's case (Llama 3.1 8B at 128,000 tokens: d = 128, 32
@@ -17,10 +18,12 @@ import param
 from core.attention import AttentionError
 from core.cost import (
     CHAPTER_GPU_MEMORY_GB,
+    DEFAULT_TILE,
     GPU_MEMORY_GB,
     GPU_PARTS_GB,
     LARGEST,
     LARGEST_ELEMENT_BYTES,
+    LARGEST_TILE,
     PRESETS,
     CostInputs,
     as_count,
@@ -34,7 +37,7 @@ DEFAULT_PRESET = "Llama 3.1 8B (128k)"
 CUSTOM = "custom"
 MAX_T = 1_000_000  # this explorer's context limit (the core allows more)
 SHAPE = ("T", "d", "heads", "kv_heads", "layers", "C", "element_bytes")
-INPUTS = (*SHAPE, "gpu_gb")
+INPUTS = (*SHAPE, "gpu_gb", "tile")
 
 
 def check_gpu(value) -> float:
@@ -72,6 +75,7 @@ class CostSettings(Refusing):
     C = param.Integer(default=PRESETS[DEFAULT_PRESET].C, doc="Model width")
     element_bytes = param.Number(default=PRESETS[DEFAULT_PRESET].element_bytes, doc="Bytes per stored number")
     gpu_gb = param.Number(default=GPU_MEMORY_GB[0], doc="One GPU's memory in GB")
+    tile = param.Integer(default=DEFAULT_TILE, doc="Queries and keys a tile holds (attention in tiles)")
 
     cost = param.Parameter(default=None, constant=True, doc="The LongContextCost of the current inputs")
 
@@ -83,6 +87,7 @@ class CostSettings(Refusing):
         super().__init__(**params)
         values = {name: getattr(self, name) for name in INPUTS}
         check_gpu(values["gpu_gb"])
+        as_count("tile", values["tile"], LARGEST_TILE)
         shape = check_shape(values)
         with param.edit_constant(self):
             self.param.update(cost=long_context_cost(shape), preset=preset_name(shape))
@@ -99,13 +104,15 @@ class CostSettings(Refusing):
         values = {**self.inputs(), **changes}
         try:
             gpu = check_gpu(values["gpu_gb"])
+            tile = as_count("tile", values["tile"], LARGEST_TILE)
             shape = check_shape(values)
             cost = long_context_cost(shape)
         except REFUSED as exc:
             return self.refuse(exc)
         fields = {name: getattr(shape, name) for name in SHAPE}
         with param.parameterized.batch_call_watchers(self), param.edit_constant(self):
-            self.param.update(**fields, gpu_gb=gpu, preset=preset_name(shape), message="", cost=cost)
+            self.param.update(**fields, gpu_gb=gpu, tile=tile, preset=preset_name(shape), message="")
+            self.cost = cost
         return True
 
     def load(self, name: str) -> bool:
@@ -123,6 +130,7 @@ def js_config(settings: CostSettings | None = None) -> dict:
         "max_T": MAX_T,
         "largest": dict(LARGEST),
         "largest_element_bytes": LARGEST_ELEMENT_BYTES,
+        "largest_tile": LARGEST_TILE,
         "gpu_memory_gb": list(GPU_MEMORY_GB),
         # for the footnote (core/notes.py gpu_note)
         "chapter_gpu_memory_gb": list(CHAPTER_GPU_MEMORY_GB),

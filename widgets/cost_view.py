@@ -32,10 +32,10 @@ class CostView(ExplorerViewBase):
         p.preset.on_change("value", self._guard(lambda new: new != CUSTOM and s.load(new)))
         p.T_slider.on_change("value", self._guard(lambda new: s.apply(T=T_STOPS[int(new)])))
         p.gpu_slider.on_change("value", self._guard(lambda new: s.apply(gpu_gb=new)))
-        self._start(["cost", "gpu_gb"])
+        self._start(["cost", "gpu_gb", "tile"])
 
     def _view_data(self):
-        return view_data(self.settings.cost, self.settings.gpu_gb)
+        return view_data(self.settings.cost, self.settings.gpu_gb, self.settings.tile)
 
     def _write_inputs(self) -> None:
         self.page.show_inputs(self.settings.inputs(), self.settings.preset)

@@ -1,6 +1,6 @@
 """What the long-context cost explorer shows, as plain data: pure functions, no Panel or Bokeh.
 
-`view_data(cost, gpu_gb)` is everything the page draws for one state: the
+`view_data(cost, gpu_gb, tile)` is everything the page draws for one state: the
 figure's line and point columns, its ranges, the two marked context lengths
 and their labels, and the readout table's HTML.  The served view writes it
 into its Bokeh models; static/cost.js computes the same dict in the browser
@@ -13,7 +13,16 @@ from __future__ import annotations
 import html
 import math
 
-from core.cost import LongContextCost, human_bytes, projection_flops, qk_flops, sci
+from core.cost import (
+    LongContextCost,
+    human_bytes,
+    output_projection_flops,
+    projection_flops,
+    qk_flops,
+    sci,
+    tile_bytes,
+    tile_score_bytes,
+)
 from core.notes import gpu_note
 
 LINE_POINTS = 41
@@ -34,7 +43,12 @@ def times(x: float) -> str:
     return f"{x:.2g}×" if x >= 0.01 else "< 0.01×"
 
 
-def readout_rows(cost: LongContextCost, gpu_gb: float) -> list[tuple[str, str, str]]:
+def tile_side(T: int, tile: int) -> int:
+    """The side of a tile: B queries × B keys, but no more than the T there are."""
+    return min(tile, T)
+
+
+def readout_rows(cost: LongContextCost, gpu_gb: float, tile: int) -> list[tuple[str, str, str]]:
     """(what, how much, compared with) rows for the readout table, in plain text.
 
     A row with an empty value and note is a section heading.
@@ -84,8 +98,30 @@ def readout_rows(cost: LongContextCost, gpu_gb: float) -> list[tuple[str, str, s
     rows.append(("Q/K/V projections, whole model", sci(cost.projection_flops_per_model), ""))
     cross = f"T ≈ {cost.crossover_T:,.0f}"
     cross_note = f"no sharing: T ≈ {cost.crossover_T_mha:,.0f} (3·C)" if x.grouped else "3·C"
+    full = f"T ≈ {cost.full_crossover_T:,.0f}"
+    full_note = f"no sharing: T ≈ {cost.full_crossover_T_mha:,.0f} (2·C)" if x.grouped else "2·C"
+    B = tile_side(x.T, tile)
+    one_tile = tile_score_bytes(B, x.element_bytes)
+    held = tile_bytes(B, x.d, x.element_bytes)
     rows += [
-        ("Q·Kᵀ overtakes the projections at", cross, cross_note),
+        ("Q·Kᵀ overtakes the Q, K, V projections at (exercise 2's count)", cross, cross_note),
+        ("Q·Kᵀ + A·V overtake the Q, K, V and output projections at", full, full_note),
+        (f"In tiles of {B} queries × {B} keys, as FlashAttention computes them", "", ""),
+        (
+            "one tile of scores, all of the matrix that exists at once",
+            f"{sci(one_tile)} B {approx_bytes(one_tile)}",
+            f"the whole matrix, per head: {times(cost.score_bytes_per_head / one_tile)} more",
+        ),
+        (
+            "all a tile step holds, per head (queries, keys, values, outputs, running max and sum)",
+            approx_bytes(held),
+            "the same at any T",
+        ),
+        (
+            "FLOPs of Q·Kᵀ and A·V in tiles, one layer",
+            sci(cost.qk_flops_per_layer + cost.blend_flops_per_layer),
+            "unchanged: the arithmetic stays, the memory goes",
+        ),
         ("Generating token T+1 with a KV cache", "", ""),
         (
             "attention FLOPs for token T+1, whole model",
@@ -109,11 +145,11 @@ def readout_rows(cost: LongContextCost, gpu_gb: float) -> list[tuple[str, str, s
     return rows
 
 
-def readout_html(cost: LongContextCost, gpu_gb: float) -> str:
+def readout_html(cost: LongContextCost, gpu_gb: float, tile: int) -> str:
     """The readout table and its footnote on today's GPUs; every cell is escaped."""
     e = html.escape
     body = []
-    for what, value, note in readout_rows(cost, gpu_gb):
+    for what, value, note in readout_rows(cost, gpu_gb, tile):
         if not value and not note:
             body.append(f"<tr class='section'><th colspan='3'>{e(what)}</th></tr>")
         else:
@@ -131,13 +167,14 @@ def readout_html(cost: LongContextCost, gpu_gb: float) -> str:
 def frame(cost: LongContextCost) -> tuple[float, float]:
     """The T range of the figure: 100 … 2,000,000, widened to show T and both crossovers."""
     x = cost.inputs
-    low = min(100.0, x.T / 2, cost.crossover_T / 2)
+    low = min(100.0, x.T / 2, cost.full_crossover_T / 2)
     high = max(2e6, x.T * 2.0, cost.crossover_T_mha * 2)
     return low, high
 
 
 def line_columns(cost: LongContextCost, low: float, high: float) -> dict[str, list]:
-    """FLOPs per layer along T for Q·Kᵀ and the projections (with and without K/V sharing).
+    """FLOPs per layer along T for Q·Kᵀ and the projections (with and without K/V sharing), and for
+    Q·Kᵀ + A·V against all four projections (the output's too).
 
     LINE_POINTS context lengths evenly spaced on the log axis; the ends are `low` and `high` exactly.
     """
@@ -148,15 +185,24 @@ def line_columns(cost: LongContextCost, low: float, high: float) -> dict[str, li
     qk = [float(qk_flops(1, x.d)) * t * t * x.heads for t in ts]
     proj = [float(projection_flops(1, x.C, x.d, x.heads, x.kv_heads)) * t for t in ts]
     mha = [float(projection_flops(1, x.C, x.d, x.heads, x.heads)) * t for t in ts]
+    per_t_all = float(
+        projection_flops(1, x.C, x.d, x.heads, x.kv_heads) + output_projection_flops(1, x.C, x.d, x.heads)
+    )
+    attn = [2 * v for v in qk]  # A·V costs what Q·Kᵀ does
+    proj_all = [per_t_all * t for t in ts]
     return {
         "T": ts,
         "qk": qk,
         "proj": proj,
         "proj_mha": mha,
+        "attn": attn,
+        "proj_all": proj_all,
         "T_text": [f"{t:,.0f}" for t in ts],
         "qk_text": [sci(v) for v in qk],
         "proj_text": [sci(v) for v in proj],
         "proj_mha_text": [sci(v) for v in mha],
+        "attn_text": [sci(v) for v in attn],
+        "proj_all_text": [sci(v) for v in proj_all],
     }
 
 
@@ -164,8 +210,10 @@ def point_columns(cost: LongContextCost) -> dict[str, list]:
     """The marked points: the crossovers, and where T is now on each line."""
     x = cost.inputs
     per_t_qk = float(qk_flops(1, x.d)) * x.heads
+    full = cost.full_crossover_T
     rows = [
         ("crossover", cost.crossover_T, per_t_qk * (cost.crossover_T * cost.crossover_T), QK),
+        ("crossover, A·V and output counted", full, 2 * per_t_qk * (full * full), QK),
         ("now: Q·Kᵀ", float(x.T), float(cost.qk_flops_per_layer), QK),
         ("now: projections", float(x.T), float(cost.projection_flops_per_layer), PROJ),
     ]
@@ -184,11 +232,11 @@ def point_columns(cost: LongContextCost) -> dict[str, list]:
 
 
 def y_frame(lines: dict) -> tuple[float, float]:
-    values = lines["qk"] + lines["proj"] + lines["proj_mha"]
+    values = lines["qk"] + lines["proj"] + lines["proj_mha"] + lines["attn"] + lines["proj_all"]
     return min(values) / 3, max(values) * 3
 
 
-def view_data(cost: LongContextCost, gpu_gb: float) -> dict:
+def view_data(cost: LongContextCost, gpu_gb: float, tile: int) -> dict:
     """Everything the page shows for one state (static/cost.js viewData gives the same dict)."""
     low, high = frame(cost)
     lines = line_columns(cost, low, high)
@@ -203,5 +251,5 @@ def view_data(cost: LongContextCost, gpu_gb: float) -> dict:
         "cross": cost.crossover_T,
         "cross_text": f"crossover T ≈ {cost.crossover_T:,.0f}",
         "grouped": cost.inputs.grouped,
-        "readout": readout_html(cost, gpu_gb),
+        "readout": readout_html(cost, gpu_gb, tile),
     }

@@ -5,8 +5,9 @@ head once; one watcher turns it into view data and writes every source in
 place inside a single held document change, so the browser receives one
 message per move and no figure is ever rebuilt. A served page draws the
 student's own moves itself (app/served_page.py follow_in_browser), from the
-state published here (`_publish`) and its own controls; once it says so, a
-drag's redraw sends nothing of the figures.
+state published here (`_publish`) and its own controls; while its channel
+says the page draws them (widgets/channel.py), a drag's redraw sends nothing
+of the figures.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import param
 from bokeh.core.property.validation import validate, without_property_validation
 
 from core.options import SWITCHES
+from widgets.channel import PAGE, HeadChannel
 from widgets.controls import (
     CUSTOM,
-    DRAWS_OWN_MOVES,
     TEACHERS,
     TEACHERS_NOTE,
     preset_note,
@@ -46,9 +47,7 @@ from widgets.viewdata import view_data
 
 log = logging.getLogger(__name__)
 
-STATIC = Path(__file__).resolve().parents[1] / "static"
-# static/bokeh_patch.js with the loader it installs through (static/when_bokeh.js)
-BOKEH_PATCH = [STATIC / "when_bokeh.js", STATIC / "bokeh_patch.js"]
+BOKEH_SEAM = Path(__file__).resolve().parents[1] / "static" / "bokeh_seam.js"
 
 
 class HeadExplorer(pn.viewable.Viewer):
@@ -81,7 +80,7 @@ class HeadExplorer(pn.viewable.Viewer):
         self._syncing = False  # True while the state writes into the controls
         self.latest = LatestWins(run=self._safely)  # in a burst only each control's newest value is computed
         self._dragging = False  # True while a slider move is applied: the URL waits for the release
-        self._page_draws_moves = False  # the page said it draws its own moves (DRAWS_OWN_MOVES)
+        self.channel = HeadChannel()  # the page's JavaScript and this server: the state, who draws a move
         self._wire_controls()
         if not self.editor_on_open:
             self.open_editor()
@@ -104,7 +103,6 @@ class HeadExplorer(pn.viewable.Viewer):
                 widget.on_change("active", self._guard(partial(self._apply_widget, s.name, widget)))
         c.preset.on_change("value", self._guard(self._pick_preset))
         c.reset.on_click(lambda event: self._press(self.state.reset))
-        c.tokens.layout.on_change("tags", self._page_says)
         self._wire_sliders()
 
     def _pick_preset(self, name: str) -> None:
@@ -112,11 +110,6 @@ class HeadExplorer(pn.viewable.Viewer):
             self._sync_preset()
         elif name != CUSTOM:
             self.state.load(name)
-
-    def _page_says(self, attr, old, new) -> None:
-        """static/explorer_page.js follow marks the sliders' box once it draws the student's moves (and
-        unmarks it should it fail): until then, and after, this server draws every move."""
-        self._page_draws_moves = DRAWS_OWN_MOVES in (new or [])
 
     def _apply_option(self, name: str, value) -> None:
         self.state.apply(**{name: value})
@@ -216,11 +209,11 @@ class HeadExplorer(pn.viewable.Viewer):
         shape = self._shape_of()
         reshape = shape != self._shape
         self._shape = shape
-        if self._dragging and self._page_draws_moves and not reshape:
+        if self._dragging and self.channel.drawn_by == PAGE and not reshape:
             # the page has drawn this move itself, with the same numbers: no view data to make or send
             self._sync_preset()
             return
-        data = view_data(s.head, s.query, s.labels, s.dims)
+        data = view_data(s.head, s.query, s.labels, s.dims, moved=s.moved, before=s.before)
         changed = {e.name for e in events}
         with pn.io.hold():
             self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C)
@@ -234,10 +227,10 @@ class HeadExplorer(pn.viewable.Viewer):
             self._write_url()
 
     def _publish(self) -> None:
-        """Put the state where the page's JavaScript reads it: static/explorer_page.js follow draws the
-        student's own moves (the token sliders, the query, the switches) on top of it, reading those from
-        the controls, so a drag need not publish it again."""
-        self.page.steps.tags = [json.dumps(self.state.as_data(), allow_nan=False)]
+        """Put the state where the page's JavaScript reads it (widgets/channel.py): static/explorer_page.js
+        follow draws the student's own moves (the token sliders, the query, the switches) on top of it,
+        reading those from the controls, so a drag need not publish it again."""
+        self.channel.state = json.dumps(self.state.as_data(), allow_nan=False)
 
     def _write_url(self) -> None:
         """Put the settings in the address bar, so a copied link opens the same head."""
@@ -365,13 +358,13 @@ class HeadExplorer(pn.viewable.Viewer):
         }
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """In a notebook: the BokehJS patch that the served page and the export load (static/bokeh_patch.js),
+        """In a notebook: the seam to BokehJS that the served page and the export load (static/bokeh_seam.js),
         published the way Panel publishes its own notebook JavaScript, then the explorer itself."""
         from IPython.display import publish_display_data
         from panel.io.notebook import LOAD_MIME
 
-        patch = "\n".join(path.read_text() for path in BOKEH_PATCH)
-        publish_display_data({"application/javascript": patch, LOAD_MIME: patch})
+        seam = BOKEH_SEAM.read_text()
+        publish_display_data({"application/javascript": seam, LOAD_MIME: seam})
         return super()._repr_mimebundle_(include, exclude)
 
     def __panel__(self):

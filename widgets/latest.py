@@ -11,8 +11,8 @@ newer value of the same control that arrives in between replaces it; the overtak
 computed. Values of different controls are applied in the order of their latest arrival, so a preset
 picked after a slider move still wins over it, and the other way round.
 
-This is the session's half of "latest move wins". The page's half (static/send_latest.js) keeps one change
-in flight per page, so a served page's values rarely pile up at all; the server's half (app/serving.py
+This is the session's half of "latest move wins". The page's half (static/bokeh_seam.js sendLatest) keeps one
+change in flight per page, so a served page's values rarely pile up at all; the server's half (app/serving.py
 `latest_patch_wins`) drops an overtaken change from a client without that script before Bokeh applies it
 to the document. This half still merges what was applied in between (values read in separate turns).
 

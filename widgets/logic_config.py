@@ -7,13 +7,10 @@ and tests/test_actions.py hands the same dict to Node.
 
 from __future__ import annotations
 
-from core.attention import LARGEST_ENTRY
 from core.options import table_json
-from core.presets import PRESETS, Preset
+from core.presets import CUSTOM, PRESETS, Preset
 from widgets import url_state
 from widgets.state import EDIT_MAX_TOKENS, MAX_LABEL, MAX_TOKENS, MAX_WIDTH, HeadState
-
-CUSTOM = "custom"  # the preset picker's entry for "your own edits", and a link's preset=custom
 
 
 def preset_json(p: Preset) -> dict:
@@ -41,8 +38,8 @@ def logic_config(start: HeadState | None = None, presets: dict[str, Preset] | No
             "edit_max_tokens": EDIT_MAX_TOKENS,
             "max_width": MAX_WIDTH,
             "max_label": MAX_LABEL,
-            "largest_entry": LARGEST_ENTRY,
             "max_param": url_state.MAX_PARAM,
+            "x_step": url_state.X_STEP,
         },
         "presets": {name: preset_json(p) for name, p in presets.items()},
         "custom": CUSTOM,

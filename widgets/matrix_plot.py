@@ -7,7 +7,7 @@ only writes new column data and limits into them.
 
 from __future__ import annotations
 
-import math
+from pathlib import Path
 
 import numpy as np
 from bokeh.models import (
@@ -28,9 +28,9 @@ from bokeh.palettes import Blues256, RdBu11
 from bokeh.plotting import figure
 
 from widgets.a11y import ink_for
+from widgets.figure_text import GAP
 from widgets.sources import write_changed
-from widgets.style import draw, drop_grid, short_label
-from widgets.viewdata import shows_numbers
+from widgets.style import draw, drop_grid
 
 # Sequential, light for 0: each weight reads as "how much".  Blue-red diverging
 # for scores: both palettes stay distinguishable under the common colour-blindnesses.
@@ -48,31 +48,10 @@ MASKED_INK = "#1a1a1a"
 # against light cells and dark ones alike.
 OUTLINE_COLOUR, OUTLINE_EDGE = "#f28e2b", "#000000"
 
-# A cell's size on screen. Figures are sized by their frame (the cells), so a long token label widens the
-# figure for its axis instead of squeezing the cells and cutting the title short.
-CELL_W, CELL_H = 54, 44
-# What the axes, title, colour bar and toolbar take around the frame, for the size caps below.
-BORDERS_W, BORDERS_H = 130, 80
-# In a container narrower than a figure (a phone), the figure may narrow its cells down to this width,
-# where a number like 0.10 still fits; below that its area scrolls instead (static/page.css).
-MIN_CELL_W = 30
-# Column labels lie flat while there are at most FLAT_UP_TO of them and each fits across its cell;
-# otherwise they slant by SLANT radians, so they do not run together.
-FLAT_UP_TO = 8
-# Tick labels closer together than this (px, along the axis) would print over each other: then only every
-# k-th row or column is labelled (64 tokens in 380 px: every third). BokehJS measures and draws every tick
-# label at every repaint, so unreadable labels also cost a move time.
-MIN_LABEL_PX = 14
-LABEL_FITS_CELL = 6  # characters
-SLANT = 0.9
-
 # Titles: a short bold title and a plain subtitle under it, each on one line. Bokeh clips a title at
-# the canvas edge, so a figure is made wide enough for its longest title line (estimated from these
-# per-character widths, generous for the sans-serif fonts Chromium and Firefox fall back to).
-TITLE_FONT, SUBTITLE_FONT = "13px", "12px"
-TITLE_PX_PER_CHAR, SUBTITLE_PX_PER_CHAR = 8.5, 7.2
-# Right of the frame a title may also use: the colour bar's room (narrowest case) and the toolbar.
-RIGHT_OF_FRAME = 50
+# the canvas edge, so a figure's frame is at least as wide as its titles need (widgets/figure_text.py
+# HEATMAPS least_width); a note under it (cells too small for numbers) is shorter than those.
+TITLE_FONT, SUBTITLE_FONT, NOTE_FONT = "13px", "12px", "11px"
 
 
 def titled(fig, title: str, subtitle: str = "") -> None:
@@ -89,11 +68,6 @@ def titled(fig, title: str, subtitle: str = "") -> None:
             "above",
         )
     fig.add_layout(Title(text=title, text_font_size=TITLE_FONT, standoff=2 if subtitle else 8), "above")
-
-
-def title_px(title: str, subtitle: str = "") -> int:
-    """How wide the longest title line is expected to be, in CSS pixels."""
-    return int(max(len(title) * TITLE_PX_PER_CHAR, len(subtitle) * SUBTITLE_PX_PER_CHAR))
 
 
 # From this many cells on, a column of numbers goes to the browser as a binary buffer.  Each buffer
@@ -122,26 +96,10 @@ def side_by_side(blocks: dict[str, dict], n_cols: int, gap: int) -> dict:
 
 # A matrix too big for numbers is painted as one picture, a pixel a cell scaled up, instead of one rectangle
 # per cell (3 × 4096 filled rectangles at 64 tokens were most of a move's drawing). The rectangles stay, not
-# painted, for the hover. The picture follows the cells' values in the browser, so the served page, the
-# export and the notebook draw it alike and the server sends each number once (the browser's own writes
-# are not sent back: `sync: false`).
-PICTURE_FROM_CELLS = """
-const want = !numbers.visible;
-if (picture_r.visible !== want) {  // the export's page switched the numbers (the server sets both itself)
-  picture_r.setv({visible: want}, {sync: false});
-  cells_r.glyph.setv({fill_alpha: want ? 0 : 1}, {sync: false});
-}
-if (!want) return;
-const data = source.data;
-const col = (k) => (data instanceof Map ? data.get(k) : data[k]);
-const value = col('value'), xs = col('x'), ys = col('y');
-const n = value.length;
-const rows = n ? ys[n - 1] + 1 : 1, cols = n ? xs[n - 1] + 1 : 1;
-const flat = new Float64Array(rows * cols).fill(NaN);
-for (let k = 0; k < n; k++) flat[ys[k] * cols + xs[k]] = value[k];
-const image = Bokeh.require('core/util/ndarray').ndarray(flat, {shape: [rows, cols]});
-picture.setv({data: {image: [image], x: [-0.5], y: [-0.5], dw: [cols], dh: [rows]}}, {sync: false});
-"""
+# painted, for the hover. The picture follows the cells' values in the browser (static/matrix_picture.js,
+# the code of a CustomJS), so the served page, the export and the notebook draw it alike and the server
+# sends each number once.
+PICTURE_FROM_CELLS = Path(__file__).resolve().parents[1] / "static" / "matrix_picture.js"
 
 
 def picture_of(cells: dict, rows: int, cols: int) -> dict:
@@ -151,23 +109,17 @@ def picture_of(cells: dict, rows: int, cols: int) -> dict:
     return {"image": [image], "x": [-0.5], "y": [-0.5], "dw": [float(cols)], "dh": [float(rows)]}
 
 
-def every_kth(labels: dict, cell_px: float) -> dict:
-    """The tick labels (position → text) kept when cells are `cell_px` apart: every k-th, from the first,
-    so that kept labels lie at least MIN_LABEL_PX apart."""
-    k = max(1, math.ceil(MIN_LABEL_PX / cell_px))
-    return {i: t for n, (i, t) in enumerate(sorted(labels.items())) if n % k == 0}
-
-
 class MatrixPlot:
     """Matrices of one colour scheme side by side in one figure, as coloured cells with their numbers.
 
     Each [T, T] heatmap is a figure of its own; Q, K and V share one. All the cells of a figure are one
     source with one glyph for the colours and one for the numbers, so a move changes one source and
     repaints one canvas however many matrices the figure holds. `kind` is "weights" (sequential 0..1)
-    or "scores" (diverging ±limit).
+    or "scores" (diverging ±limit). Its size, its numbers' font and its tick labels are the view data's
+    (`layout`, widgets/figure_text.py heatmap_layouts), which decides them so that no texts overlap.
     """
 
-    GAP = 1  # empty columns between two matrices in one figure
+    GAP = GAP  # empty columns between two matrices in one figure
 
     def __init__(
         self,
@@ -178,11 +130,11 @@ class MatrixPlot:
         cols,
         *,
         kind: str,
+        layout: dict,
         outline: dict | None = None,
         name: str,
         row_axis: str = "query",
         col_axis: str = "key",
-        max_px: int = 420,
         subtitle: str = "",
         picture: bool = False,
     ):
@@ -203,14 +155,11 @@ class MatrixPlot:
         )
         self.names = list(blocks)
         width_cols = self._span(n_cols)
-        frame_width = min(max_px * len(blocks) - BORDERS_W, CELL_W * max(width_cols, 2))
-        frame_width = max(frame_width, title_px(title, subtitle) - RIGHT_OF_FRAME)  # no title cut short
-        frame_height = min(max_px - BORDERS_H, CELL_H * max(n_rows, 2))
         self.figure = fig = figure(
             name=name,
-            frame_width=frame_width,
-            min_width=min(frame_width, MIN_CELL_W * max(width_cols, 2)) + BORDERS_W,
-            frame_height=frame_height,
+            frame_width=layout["frame_width"],
+            min_width=layout["min_width"],
+            frame_height=layout["frame_height"],
             x_range=Range1d(-0.5, width_cols - 0.5),
             y_range=Range1d(n_rows - 0.5, -0.5),
             tools="save",
@@ -269,9 +218,6 @@ class MatrixPlot:
                 text_color={"field": "value", "transform": self.ink},
             ),
         )
-        # Kept in the document while the numbers are shown, so the export's page can switch to it (a model
-        # no other model refers to is not in the document, and BokehJS would get null).
-        self.numbers.tags = [self.no_numbers]
         if outline is not None:
             for colour, line_width in ((OUTLINE_EDGE, 5), (OUTLINE_COLOUR, 3)):
                 draw(
@@ -310,40 +256,40 @@ class MatrixPlot:
                         "cells_r": cells_r,
                         "numbers": self.numbers,
                     },
-                    code=PICTURE_FROM_CELLS,
+                    code=PICTURE_FROM_CELLS.read_text(),
                 ),
             )
-        self.show_numbers(shows_numbers(n_rows, n_cols))
         if width_cols > 2 or kind == "weights":
             fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, title=None, padding=4), "right")
-        self._set_axes(rows, cols)
+        # what the figure says under it when its cells are too small for numbers
+        self.note = Title(text=layout["note"], text_font_size=NOTE_FONT, text_font_style="normal",
+                          text_color="#444444", standoff=2)
+        fig.add_layout(self.note, "below")
+        self.lay_out(layout)
 
     def _span(self, n_cols: int) -> int:
         """Columns the figure spans: every matrix and the gaps between them."""
         return len(self.names) * (n_cols + self.GAP) - self.GAP
 
-    def _set_axes(self, rows, cols) -> None:
-        if len(self.names) == 1:
-            col_labels = {i: short_label(c) for i, c in enumerate(cols)}
-        else:  # Q[0], Q[1], K[0], …: each column says which matrix it belongs to
-            step = len(cols) + self.GAP
-            col_labels = {
-                k * step + j: f"{n}[{c}]" for k, n in enumerate(self.names) for j, c in enumerate(cols)
-            }
-        row_labels = {i: short_label(r) for i, r in enumerate(rows)}
+    def lay_out(self, layout: dict) -> None:
+        """The figure's size, its numbers' font and its tick labels, as the view data decided them."""
         fig = self.figure
-        col_labels = every_kth(col_labels, fig.frame_width / max(self._span(len(cols)), 1))
-        row_labels = every_kth(row_labels, fig.frame_height / max(len(rows), 1))
-        longest = max(map(len, col_labels.values()), default=0)
-        fits = len(col_labels) <= FLAT_UP_TO and longest <= LABEL_FITS_CELL
-        self.figure.xaxis.major_label_orientation = 0.0 if fits else SLANT
-        for axis, labels in ((self.figure.xaxis[0], col_labels), (self.figure.yaxis[0], row_labels)):
-            ticks = sorted(labels)
+        for key in ("frame_width", "frame_height", "min_width"):
+            if getattr(fig, key) != layout[key]:
+                setattr(fig, key, layout[key])
+        self.show_numbers(bool(layout["font"]))
+        if layout["font"]:
+            self.numbers.glyph.text_font_size = f"{layout['font']:g}px"
+        fig.xaxis.major_label_orientation = layout["x_angle"]
+        for axis, key in ((fig.xaxis[0], "x"), (fig.yaxis[0], "y")):
+            labels = dict(zip(layout[f"{key}_ticks"], layout[f"{key}_labels"]))
             if isinstance(axis.ticker, FixedTicker):
-                axis.ticker.ticks = ticks
+                axis.ticker.ticks = layout[f"{key}_ticks"]
             else:
-                axis.ticker = FixedTicker(ticks=ticks)
+                axis.ticker = FixedTicker(ticks=layout[f"{key}_ticks"])
             axis.major_label_overrides = labels
+        if self.note.text != layout["note"]:
+            self.note.text = layout["note"]
 
     def show_numbers(self, show: bool) -> None:
         """Numbers in the cells, or none (too many cells to read) and nothing for the browser to redo.
@@ -371,17 +317,18 @@ class MatrixPlot:
         rows,
         cols,
         *,
+        layout: dict,
         outline: dict | None = None,
         reshape: bool = False,
     ) -> None:
-        """New numbers in place; `reshape` also resets ranges and tick labels (tokens or widths changed)."""
+        """New numbers in place; `reshape` also resets ranges, size and tick labels (tokens or widths
+        changed)."""
         n_rows, n_cols = len(rows), len(cols)
         self.set_limits(limits)
         if reshape:
             self.figure.x_range.update(start=-0.5, end=self._span(n_cols) - 0.5)
             self.figure.y_range.update(start=n_rows - 0.5, end=-0.5)
-            self.show_numbers(shows_numbers(n_rows, n_cols))
-            self._set_axes(rows, cols)
+            self.lay_out(layout)
             self.source.data = side_by_side(blocks, n_cols, self.GAP)
         else:  # same cells, new numbers: send only what changes
             columns = {"value": numeric([v for cells in blocks.values() for v in cells["value"]])}

@@ -12,7 +12,7 @@ from functools import cached_property
 
 from bokeh.layouts import column, row
 
-from widgets.a11y import accessible_names, figures_source, names_columns, names_source
+from widgets.a11y import A11yNames, accessible_names
 from widgets.blend_plot import BlendPlot
 from widgets.controls import (
     PER_ROW,
@@ -25,16 +25,22 @@ from widgets.controls import (
     HeadControls,
 )
 from widgets.editor import GRID_WIDTH
-from widgets.matrix_plot import CELL_OUTLINE, FLAT_UP_TO, LABEL_FITS_CELL, SLANT, MatrixPlot
-from widgets.style import AXIS_LABEL_CHARS, text_panel, wrapping_row
-from widgets.viewdata import NUMBERS_UP_TO, view_data
+from widgets.figure_text import HEATMAPS
+from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot
+from widgets.row_marks import RowMarks
+from widgets.style import text_panel, wrapping_row
+from widgets.viewdata import view_data
 
-# The figures: a name, a title and a subtitle, a colour scheme, and the matrices drawn side by side in it.
-MATRIX_FIGURES = (
-    ("weights", ("Weights", "how each query divides its attention"), "weights", ("weights",)),
-    ("scores", ("Scores Q·Kᵀ", "as computed, before the mask"), "scores", ("scores",)),
-    ("scaled", ("Scores after ÷√d, ÷τ", "and the mask"), "scores", ("scaled",)),
-    ("qkv", ("Q = X·W_Q,  K = X·W_K,  V = X·W_V", ""), "scores", ("Q", "K", "V")),
+# The figures: a name, a title and a subtitle, a colour scheme, and the matrices drawn side by side in it
+# (widgets/figure_text.py HEATMAPS, which also sizes the figures for their titles).
+MATRIX_FIGURES = tuple(
+    (name, titles, kind, HEATMAPS[name].blocks)
+    for name, titles, kind in (
+        ("weights", ("Weights", "how each query divides its attention"), "weights"),
+        ("scores", ("Scores Q·Kᵀ", "as computed, before the mask"), "scores"),
+        ("scaled", ("Scores after ÷√d, ÷τ", "and the mask"), "scores"),
+        ("qkv", ("Q = X·W_Q,  K = X·W_K,  V = X·W_V", ""), "scores"),
+    )
 )
 # The steps panel takes the width it is given, up to a comfortable line length.
 READOUT_WIDTH = {"sizing_mode": "stretch_width", "max_width": 640}
@@ -67,11 +73,6 @@ VIEW = {
         "per_row": PER_ROW,
         "three_a_row_up_to": THREE_A_ROW_UP_TO,
     },
-    "axis_label_chars": AXIS_LABEL_CHARS,
-    "flat_up_to": FLAT_UP_TO,
-    "fits_cell": LABEL_FITS_CELL,
-    "slant": SLANT,
-    "numbers_up_to": NUMBERS_UP_TO,
     "cell_outline": CELL_OUTLINE,
     "grid_width": GRID_WIDTH,
 }
@@ -92,15 +93,17 @@ class HeadPage:
                 labels,
                 labels if square else dim_labels(d),
                 kind=kind,
+                layout=data["layout"][name],
                 name=name,
                 outline=data["outline"] if square else None,
                 col_axis="key" if square else "dimension",
                 row_axis="query" if square else "token",
-                max_px=460 if square else 300,
                 subtitle=subheading,
                 picture=square,
             )
-        self.blend = BlendPlot(data["blend"], data["bounds"])
+        # what a token slider's move did to each row of the weights (rows that cannot see the future)
+        self.row_marks = RowMarks(self.plots["weights"].figure, data["moved"])
+        self.blend = BlendPlot(data["blend"], data["bounds"], data["layout"]["blend"])
         self.title = text_panel(title, name="title")
         # The steps and the row's checks share one Div: each Div whose text changes costs the browser a
         # re-render and a layout pass on every move.
@@ -122,17 +125,26 @@ class HeadPage:
             ),
             "bottom": wrapping_row(m["scores"], m["scaled"], m["qkv"], name="bottom"),
         }
-        # What static/a11y.js names the controls and which figures get tables (widgets/a11y.py); carried
-        # by the controls' root so they are in the document wherever the page is shown.
-        self.names = names_source(accessible_names(labels, C=len(X[0]), d=d))
-        self.roots["controls"].tags = [self.names, figures_source()]
+        # What static/a11y.js names the controls (widgets/a11y.py): a root of its own wherever the page is
+        # shown (app/served_page.py, app/export.py), not part of the layout.
+        self.a11y = A11yNames(names=accessible_names(labels, C=len(X[0]), d=d))
 
     def figure_models(self) -> dict:
         """By id, the models a page's JavaScript writes when it draws a state itself (static/explorer_page.js
-        painter): every figure's source, colour mapper, axes and ranges, the steps, the token sliders' box."""
+        painter): every figure's source, colour mapper, axes and ranges, the weights' row marks, the steps,
+        the token sliders' box."""
+        models = self._figure_models()
+        marks = self.row_marks
+        models["plots"]["weights"]["marks"] = {
+            "unchanged": ref(marks.unchanged), "changed": ref(marks.changed),
+        }
+        return models
+
+    def _figure_models(self) -> dict:
         return {
             "plots": {
                 name: {
+                    "name": name,
                     "blocks": m.names,
                     "gap": m.GAP,
                     "square": name in SQUARE,
@@ -149,6 +161,7 @@ class HeadPage:
                             "ink": m.ink,
                             "xaxis": m.figure.xaxis[0],
                             "yaxis": m.figure.yaxis[0],
+                            "note": m.note,
                             "x_range": m.figure.x_range,
                             "y_range": m.figure.y_range,
                         }.items()
@@ -163,6 +176,8 @@ class HeadPage:
                     "hull": self.blend.hull,
                     "output": self.blend.output,
                     "links": self.blend.links,
+                    "leaders": self.blend.leaders,
+                    "note": self.blend.note,
                     "figure": self.blend.figure,
                     "x_range": self.blend.figure.x_range,
                     "y_range": self.blend.figure.y_range,
@@ -206,7 +221,10 @@ class HeadPage:
     def update(self, data: dict, labels, *, d: int, reshape: bool = False, C: int | None = None) -> None:
         """Write one state's view data into the existing models (and, on `reshape`, the controls' names)."""
         if reshape and C is not None:
-            self.names.data = names_columns(accessible_names(labels, C=C, d=d))
+            self.a11y.names = accessible_names(labels, C=C, d=d)
+        if reshape:  # every figure's size first, then the data (static/explorer_page.js paint says why)
+            for name, plot in self.plots.items():
+                plot.lay_out(data["layout"][name])
         for name, plot in self.plots.items():
             square = name in SQUARE
             plot.update(
@@ -214,8 +232,10 @@ class HeadPage:
                 data["limits"][plot.names[0]],
                 labels,
                 labels if square else dim_labels(d),
+                layout=data["layout"][name],
                 outline=data["outline"] if square else None,
                 reshape=reshape,
             )
-        self.blend.update(data["blend"], data["bounds"], reframe=reshape)
+        self.row_marks.update(data["moved"])
+        self.blend.update(data["blend"], data["bounds"], data["layout"]["blend"])
         self.steps.text = readout_html(data)

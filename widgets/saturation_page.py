@@ -15,7 +15,9 @@ from bokeh.models import (
     ColumnDataSource,
     FixedTicker,
     HoverTool,
+    InlineStyleSheet,
     Legend,
+    LegendItem,
     NumericInput,
     RadioButtonGroup,
     Range1d,
@@ -23,8 +25,9 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
+from core.saturation import HIGH_QUANTILE, LOW_QUANTILE
 from widgets.matrix_plot import titled
-from widgets.saturation_state import MAX_T, MIN_T, WIDTHS
+from widgets.saturation_state import MAX_T, MAX_TRIALS, MIN_T, WIDTHS
 from widgets.saturation_viewdata import RAW, SCALED
 from widgets.style import FIGURE_MIN_WIDTH, fluid_figure, text_panel, wrapping_row
 
@@ -44,7 +47,14 @@ NUMBER_BOXES = (
     ("seed", "seed", 90),
     ("T", f"keys per query T ({MIN_T}–{MAX_T})", 170),
     ("trials", "trials (queries)", 120),
+    ("row", f"row worked out (1–{MAX_TRIALS})", 170),
 )
+ROW_CSS = """
+.saturation-row table { border-collapse: collapse; font-size: 14px; }
+.saturation-row th, .saturation-row td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; text-align: left;
+  vertical-align: top; }
+.saturation-row .foot { margin: 6px 0 0 0; color: #444; font-size: 13px; }
+"""
 
 
 def width_button(d: int) -> int | None:
@@ -70,7 +80,7 @@ def _legend(fig, items) -> None:
 
 
 class SaturationFigures:
-    """The three figures, their sources, and the spans marking the chosen d."""
+    """The four figures, their sources, and the spans marking the chosen d."""
 
     def __init__(self, data: dict, *, width: int = 470, height: int = 410):
         self.curve = ColumnDataSource(data["curve"], name="saturation-curve")
@@ -146,7 +156,20 @@ class SaturationFigures:
         )  # fmt: skip
         without_and_with(fig, "max_weight", "uniform_weight", "all keys equal (1/T)")
 
-        # 3. entropy
+        # 3. the softmax's gradient: its mean, and a band from the LOW_QUANTILE to the HIGH_QUANTILE row
+        self.gradient = fig = make(
+            "saturation-gradient", ("Gradient through the softmax", "‖∂w/∂z‖; 0 = passes nothing back"),
+            "mean size of ∂w/∂z", Range1d(0, 0.55), "linear",
+        )  # fmt: skip
+        for colour, name in ((RAW, "gradient_raw"), (SCALED, "gradient_scaled")):
+            fig.varea(
+                "d", f"{name}_low", f"{name}_high", source=self.curve, fill_color=colour, fill_alpha=0.15
+            )
+        without_and_with(fig, "gradient", "uniform_gradient", "all keys equal")
+        band = f"rows from {LOW_QUANTILE:.0%} to {HIGH_QUANTILE:.0%}"
+        fig.legend[0].items.append(LegendItem(label=band, renderers=fig.renderers[:2]))
+
+        # 4. entropy
         self.entropy = fig = make(
             "saturation-entropy", ("Entropy of the weights", "0 = one-hot"), "mean entropy (nats)",
             Range1d(*data["entropy_range"]), "linear",
@@ -155,7 +178,7 @@ class SaturationFigures:
 
     @property
     def figures(self):
-        return (self.spread, self.weight, self.entropy)
+        return (self.spread, self.weight, self.gradient, self.entropy)
 
     def update(self, data: dict) -> None:
         """New numbers into the existing sources; the entropy axis moves only when T does."""
@@ -169,6 +192,13 @@ class SaturationFigures:
             span.location = data["chosen"]
 
 
+def headed(title: str, max_width: int, *children):
+    """A column of text and controls under a bold title, as wide as it is given (a figure wraps beside it)."""
+    heading = text_panel(f"<b style='font-size:15px'>{title}</b>")
+    fluid = {"sizing_mode": "stretch_width", "min_width": FIGURE_MIN_WIDTH, "max_width": max_width}
+    return column(heading, *children, **fluid)
+
+
 class SaturationPage:
     """The saturation explorer's figures, readout and controls, bound to nothing yet."""
 
@@ -179,6 +209,10 @@ class SaturationPage:
             data["readout"], name="saturation-readout", **CONTROL_WIDTH, styles={"font-size": "15px"}
         )
         self.message = text_panel("", name="saturation-message", **CONTROL_WIDTH)
+        self.row = text_panel(
+            data["row"], name="saturation-worked", sizing_mode="stretch_width", max_width=640
+        )
+        self.row.stylesheets = [*self.row.stylesheets, InlineStyleSheet(css=ROW_CSS)]
         active = width_button(inputs["d"])
         self.d_buttons = RadioButtonGroup(
             labels=[str(d) for d in WIDTHS], active=0 if active is None else active, **CONTROL_WIDTH,
@@ -192,23 +226,18 @@ class SaturationPage:
         }
         # The rows wrap when the page is narrower than the controls and a figure side by side (a phone,
         # a book's column); the explorer then takes the width it is given.
+        boxes = wrapping_row(*self.boxes.values(), name="saturation-boxes")
         self.layout = column(
             self.intro,
             wrapping_row(
-                column(
-                    text_panel("<b style='font-size:15px'>head width d</b>"),
-                    self.d_buttons,
-                    wrapping_row(*self.boxes.values(), name="saturation-boxes"),
-                    self.message,
-                    self.readout,
-                    sizing_mode="stretch_width",
-                    min_width=FIGURE_MIN_WIDTH,
-                    max_width=460,
-                ),
+                headed("head width d", 460, self.d_buttons, boxes, self.message, self.readout),
                 self.plots.spread,
                 name="saturation-top",
             ),
-            wrapping_row(self.plots.weight, self.plots.entropy, name="saturation-curves"),
+            wrapping_row(self.plots.weight, self.plots.gradient, name="saturation-curves"),
+            wrapping_row(
+                headed("One row worked out", 640, self.row), self.plots.entropy, name="saturation-more"
+            ),
             name="saturation-explorer",
             sizing_mode="stretch_width",
         )
@@ -217,6 +246,7 @@ class SaturationPage:
         """Write one state's view data into the existing models."""
         self.plots.update(data)
         self.readout.text = data["readout"]
+        self.row.text = data["row"]
 
     def show_inputs(self, inputs: dict) -> None:
         """Make every control show these inputs (the buttons only move for one of WIDTHS)."""

@@ -31,10 +31,10 @@ class SaturationView(ExplorerViewBase):
         self.page = SaturationPage(self._view_data(), s.inputs())
         p = self.page
         p.d_buttons.on_change("active", self._guard(lambda new: s.apply(d=WIDTHS[new])))
-        self._start(["curve", "point"])
+        self._start(["curve", "point", "worked"])
 
     def _view_data(self):
-        return view_data(self.settings.curve, self.settings.point)
+        return view_data(self.settings.curve, self.settings.point, self.settings.worked)
 
     def _write_inputs(self) -> None:
         self.page.show_inputs(self.settings.inputs())

@@ -129,6 +129,11 @@ class HeadState(SwitchParams):
     query = param.Integer(default=3, bounds=(0, None), doc="Index of the token being inspected")
     dims = param.List(default=[0, 1], item_type=int, doc="The two value coordinates the blend plot shows")
     preset = param.String(default="chapter", doc="The preset last loaded, or '' once edited")
+    moved = param.Parameter(
+        default=None,
+        doc="After a token slider's move: (token, component, its value before the move); None after any "
+        "other change. The head before the move (`before`) is this head with that one value back.",
+    )
 
     head = param.Parameter(default=None, constant=True, doc="The computed head, recomputed once per change")
     # message (why the last change was refused, or ''): from Refusing, shared with the other explorers
@@ -184,7 +189,7 @@ class HeadState(SwitchParams):
 
         Returns True when the change was taken.
         """
-        unknown = set(changes) - set(INPUTS) - {"query", "preset", "dims"}
+        unknown = set(changes) - set(INPUTS) - {"query", "preset", "dims", "moved"}
         if unknown:
             raise TypeError(f"not an input of HeadState: {', '.join(sorted(unknown))}")
         try:
@@ -212,6 +217,7 @@ class HeadState(SwitchParams):
             return False
         if "preset" not in changes and set(changes) - {"query", "dims"}:
             changes["preset"] = ""
+        changes.setdefault("moved", None)  # any change but a slider's move ends what `moved` says
         with param.parameterized.batch_call_watchers(self), param.edit_constant(self):
             self.param.update(**changes, message="", head=head)  # one update: one pass of param's checks
         return True
@@ -302,8 +308,21 @@ class HeadState(SwitchParams):
             self.message = str(exc)
             return False
         X = np.array(self.X, dtype=float)
+        before = float(X[token, component])
         X[token, component] = v
-        return self.apply(X=X)
+        return self.apply(X=X, moved=(token, component, before))
+
+    @property
+    def before(self) -> Head | None:
+        """The head before the last slider move (None unless `moved`): this head with that one value back.
+
+        Found in the recent heads (the one on screen a move ago) rather than computed again."""
+        if self.moved is None:
+            return None
+        token, component, value = self.moved
+        X = np.array(self.X, dtype=float)
+        X[token, component] = value
+        return self._compute(self._inputs(X=X))
 
     def load(self, preset: Preset | str) -> bool:
         """Load a preset by object or name."""
@@ -363,4 +382,5 @@ class HeadState(SwitchParams):
         out.update({name: getattr(self, name).tolist() for name in ("X", "W_Q", "W_K", "W_V")})
         out.update(self.options.as_dict())
         out.update(query=self.query, dims=list(self.dims), preset=self.preset, message=self.message)
+        out["moved"] = list(self.moved) if self.moved is not None else None
         return out

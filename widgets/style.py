@@ -5,6 +5,8 @@ from pathlib import Path
 from bokeh.layouts import row
 from bokeh.models import Div, GlyphRenderer, Grid, InlineStyleSheet, Plot
 
+from widgets.figure_text import AXIS_LABEL_CHARS, short_label  # noqa: F401  (the views' one way of cutting a label)
+
 CSS = (Path(__file__).resolve().parents[1] / "static" / "explorer.css").read_text()
 
 
@@ -13,13 +15,6 @@ def text_panel(text: str = "", **kw) -> Div:
     return Div(text=text, stylesheets=[InlineStyleSheet(css=CSS)], **kw)
 
 
-AXIS_LABEL_CHARS = 10  # a token label on an axis is cut to this many characters
-
-
-def short_label(label: str, width: int = AXIS_LABEL_CHARS) -> str:
-    """A token label cut to fit an axis or a slider title; the full label stays in hovers and the steps."""
-    label = str(label)
-    return label if len(label) <= width else label[: width - 1] + "…"
 
 
 def draw(fig, source, glyph) -> GlyphRenderer:

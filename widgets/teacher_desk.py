@@ -26,9 +26,12 @@ CONFIRM_MS = 1500  # a send through Redis comes back to this process well within
 
 
 class TeacherDesk(pn.viewable.Viewer):
-    def __init__(self, state, student_url: str, bus: ClassBus | None = None, session_args=None, **params):
+    def __init__(
+        self, state, student_url: str, bus: ClassBus | None = None, session_args=None, channel=None, **params
+    ):
         super().__init__(**params)
         self.state = state
+        self.channel = channel  # the page's channel (widgets/channel.py): where it keeps the class's state
         self.bus = bus or class_bus()
         resumed = came_back(session_args)
         if resumed is not None and resumed.get("last"):
@@ -75,7 +78,8 @@ class TeacherDesk(pn.viewable.Viewer):
         return {"last": last.to_dict() if last is not None else None}
 
     def _publish(self) -> None:
-        self.status.tags = [json.dumps(self.published())]
+        if self.channel is not None:
+            self.channel.classroom = json.dumps(self.published())
 
     def _confirm(self, sent) -> None:
         if self.bus.last_send is not None and self.bus.last_send.id == sent.id:

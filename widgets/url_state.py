@@ -29,22 +29,41 @@ from urllib.parse import quote, unquote
 import numpy as np
 
 from core.options import SWITCHES
-from core.presets import PRESETS
+from core.presets import CUSTOM, PRESETS
 
 MATRICES = {"X": "X", "WQ": "W_Q", "WK": "W_K", "WV": "W_V"}
 TRUE, FALSE = {"1", "true", "on", "yes"}, {"0", "false", "off", "no"}
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+X_STEP = 0.05  # the token sliders' step (widgets/controls.py)
 MAX_PARAM = 4000  # characters; far more than 16 tokens × 6 numbers need
 
 
-def number(x: float) -> str:
-    """Shortest text that reads back as the same float (repr), without a trailing '.0'."""
-    text = repr(float(x))
+# How far a value may lie from the grid of its slider's step, in steps, and still be that grid point: a slider
+# that adds steps lands a few float roundings off them (0.25 + 0.2 = 0.45000000000000001 + 2e-16).
+STEP_NOISE = 1e-6
+
+
+def number(x: float, step: float | None = None) -> str:
+    """Shortest text that reads back as the same float (repr), without a trailing '.0'. Given a slider's
+    `step`, a value within float noise of the step's grid is written as that grid point: 0.45, not
+    0.4500000000000002 (static/explorer.js numberAtStep writes the same)."""
+    x = float(x)
+    if step:
+        snapped = round(x, decimals(step))
+        if abs(snapped - x) <= STEP_NOISE * step:
+            x = snapped + 0.0  # (no "-0")
+    text = repr(x)
     return text[:-2] if text.endswith(".0") else text
 
 
-def encode_matrix(M) -> str:
-    return ";".join(",".join(number(v) for v in row) for row in np.asarray(M, dtype=float))
+def decimals(step: float) -> int:
+    """The decimal places of a step as written: 0.05 → 2, 1 → 0."""
+    text = repr(float(step))
+    return 0 if text.endswith(".0") or "e" in text else len(text.split(".")[1])
+
+
+def encode_matrix(M, step: float | None = None) -> str:
+    return ";".join(",".join(number(v, step) for v in row) for row in np.asarray(M, dtype=float))
 
 
 def decode_matrix(text: str) -> np.ndarray:
@@ -67,17 +86,18 @@ def _checked_float(text: str) -> float:
 def encode(state) -> dict[str, str]:
     """Every setting of a HeadState (or anything with the same attributes) as query parameters."""
     params = {
-        "preset": state.preset or "custom",
+        "preset": state.preset or CUSTOM,
         "tokens": ",".join(quote(t, safe="") for t in state.tokens),
         "query": state.tokens[state.query],
     }
     for s in SWITCHES:
         v = getattr(state, s.name)
-        text = ("1" if v else "0") if s.kind == "toggle" else v if s.kind == "choice" else number(v)
+        step = s.slider[2] if s.slider else None
+        text = ("1" if v else "0") if s.kind == "toggle" else v if s.kind == "choice" else number(v, step)
         params[s.url_key] = text
     params["dims"] = ",".join(str(k) for k in state.dims)
-    for key, name in MATRICES.items():
-        params[key] = encode_matrix(getattr(state, name))
+    for key, name in MATRICES.items():  # X is set by the token sliders, the W entries are typed
+        params[key] = encode_matrix(getattr(state, name), X_STEP if name == "X" else None)
     return params
 
 
@@ -107,7 +127,7 @@ def decode(params: dict) -> tuple[dict, list[str]]:
             raw[key] = None
 
     preset = raw.get("preset")
-    if preset and preset != "custom":
+    if preset and preset != CUSTOM:
         if preset in PRESETS:
             changes["preset"] = preset
         else:

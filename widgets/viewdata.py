@@ -17,24 +17,22 @@ import numpy as np
 
 from core.attention import Head
 from core.trace import Trace, fmt, fmt_vector, trace
+from widgets.figure_text import (
+    BLEND_NAMED_TOP,
+    HEATMAPS,
+    NUMBERS_UP_TO,
+    SOME_NUMBERS,
+    cell_text,
+    heatmap_layouts,
+    number_fit,
+    place_blend_labels,
+)
 
 # Colour limits never shrink below this, so a row of near-zero scores is not
 # painted at full saturation.
 MIN_SCORE_LIMIT = 1.0
 # A printed vector, kept on one line in the steps table.
 VECTOR = re.compile(r"\[[^\[\]]*\]")
-# Pixels between a value point in the blend plot and its label.
-LABEL_GAP = 8.0
-# Above this many rows or columns a cell is too small for its number: the text is left empty.
-NUMBERS_UP_TO = 12
-# Past NUMBERS_UP_TO tokens the blend plot names only the query's value and the BLEND_NAMED_TOP values the
-# query weighs most (64 names would cover each other and the points); every point keeps its name in the hover.
-BLEND_NAMED_TOP = 3
-
-
-def shows_numbers(rows: int, cols: int) -> bool:
-    """Whether a rows × cols matrix prints a number in each cell."""
-    return max(rows, cols) <= NUMBERS_UP_TO
 
 
 def step_line_html(line: str) -> str:
@@ -43,9 +41,16 @@ def step_line_html(line: str) -> str:
 
 
 def matrix_cells(
-    M: np.ndarray, row_labels, col_labels, hidden: np.ndarray | None = None, hidden_text: str = "−∞"
+    M: np.ndarray,
+    row_labels,
+    col_labels,
+    hidden: np.ndarray | None = None,
+    hidden_text: str = "−∞",
+    fit: tuple[float, float] | None = (11.0, math.inf),
 ) -> dict:
-    """One rectangle per entry: x is the column, y the row; hidden cells get NaN (grey) and `hidden_text`."""
+    """One rectangle per entry: x is the column, y the row; hidden cells get NaN (grey) and `hidden_text`.
+    Each cell's text is its number as it fits `fit` = (font px, cell width px), or '' (see cell_text);
+    `fit` None: no numbers at all (the figure's cells are too small for any)."""
     rows, cols = M.shape
     x, y, row, col = _grid(tuple(map(str, row_labels[:rows])), tuple(map(str, col_labels[:cols])))
     value = np.array(M, dtype=float).ravel()
@@ -57,8 +62,8 @@ def matrix_cells(
         "y": y,
         "value": values,
         "text": (
-            [hidden_text if math.isnan(v) else fmt(v) for v in values]
-            if shows_numbers(rows, cols)
+            [cell_text(hidden_text if math.isnan(v) else fmt(v), *fit) for v in values]
+            if fit is not None
             else [""] * len(values)
         ),
         "row": row,
@@ -100,22 +105,32 @@ MATRICES = ("scores", "scaled", "weights", "Q", "K", "V")
 
 
 def heatmaps(head: Head, labels) -> dict:
-    """Cells and colour limits for the three [T, T] heatmaps and the three [T, d] matrices."""
+    """Cells, colour limits and text layout (widgets/figure_text.py) for the three [T, T] heatmaps and the
+    three [T, d] matrices."""
     dims = [str(k) for k in range(head.d)]
+    layout = heatmap_layouts(labels, head.d)
+    fit = {block: number_fit(layout[figure]) for figure, spec in HEATMAPS.items() for block in spec.blocks}
     cells, limits = {}, {}
     # Raw scores are shown whole, as Q·Kᵀ computes them; the mask greys out
     # the later keys from the scaled scores on, where the chapter applies it.
-    cells["scores"] = matrix_cells(head.scores, labels, labels)
+    cells["scores"] = matrix_cells(head.scores, labels, labels, fit=fit["scores"])
     limits["scores"] = _symmetric(score_limit(head.scores))
-    cells["scaled"] = matrix_cells(head.masked, labels, labels, head.future)
+    cells["scaled"] = matrix_cells(head.masked, labels, labels, head.future, fit=fit["scaled"])
     limits["scaled"] = _symmetric(score_limit(head.masked))
-    cells["weights"] = matrix_cells(head.weights, labels, labels, head.future, hidden_text="0")
+    cells["weights"] = matrix_cells(head.weights, labels, labels, head.future, "0", fit["weights"])
     limits["weights"] = weight_limits(head.weights)
     qkv_limit = _symmetric(score_limit(np.concatenate([head.Q, head.K, head.V])))
     for name, M in (("Q", head.Q), ("K", head.K), ("V", head.V)):
-        cells[name] = matrix_cells(M, labels, dims)
+        cells[name] = matrix_cells(M, labels, dims, fit=fit[name])
         limits[name] = qkv_limit
-    return {"cells": cells, "limits": limits}
+    # a figure with numbers says so when some are left out (the layouts are shared: a copy that says it)
+    layout = {
+        figure: {**layout[figure], "note": SOME_NUMBERS}
+        if layout[figure]["font"] and any(not t for block in spec.blocks for t in cells[block]["text"])
+        else layout[figure]
+        for figure, spec in HEATMAPS.items()
+    }
+    return {"cells": cells, "limits": limits, "layout": layout}
 
 
 def _symmetric(limit: float) -> tuple[float, float]:
@@ -128,17 +143,26 @@ _RECENT_VIEWS: dict[tuple, tuple[Head, dict]] = {}
 RECENT_VIEWS = 8
 
 
-def view_data(head: Head, i: int, labels, dims=(0, 1)) -> dict:
-    """Everything the figures and text panels show for query i: one dict, one update (read it only)."""
+def view_data(head: Head, i: int, labels, dims=(0, 1), moved=None, before: Head | None = None) -> dict:
+    """Everything the figures and text panels show for query i: one dict, one update (read it only).
+
+    After a token slider's move, `moved` (token, component, value before) and `before` (the head before
+    the move) add the rows it left alone and those it changed (`row_marks`), said below the checks.
+    """
     key = (id(head), i, tuple(labels), tuple(dims))
     kept = _RECENT_VIEWS.get(key)
     if kept is not None and kept[0] is head:
-        return kept[1]
-    data = _view_data(head, i, labels, dims)
-    _RECENT_VIEWS[key] = (head, data)
-    while len(_RECENT_VIEWS) > RECENT_VIEWS:
-        del _RECENT_VIEWS[next(iter(_RECENT_VIEWS))]
-    return data
+        data = kept[1]
+    else:
+        data = _view_data(head, i, labels, dims)
+        _RECENT_VIEWS[key] = (head, data)
+        while len(_RECENT_VIEWS) > RECENT_VIEWS:
+            del _RECENT_VIEWS[next(iter(_RECENT_VIEWS))]
+    if moved is None or before is None:
+        return data
+    changed = changed_rows(head, before)
+    said = moved_html(head, labels, moved, changed)  # under the checks: every page that shows them shows it
+    return {**data, "moved": row_marks(changed), "checks": data["checks"].removesuffix(MOVE_HINT) + said}
 
 
 def _view_data(head: Head, i: int, labels, dims) -> dict:
@@ -147,10 +171,90 @@ def _view_data(head: Head, i: int, labels, dims) -> dict:
     data["outline"] = row_outline(i, head.T)
     data["blend"] = blend(head, i, labels, dims)
     data["bounds"] = blend_bounds(data["blend"])
-    data["blend"]["values"].update(label_sides(data["blend"]["values"]["x"], data["bounds"]))
+    placed = place_blend_labels(data["blend"], data["bounds"], i)
+    data["blend"]["values"].update(named=placed["text"], dx=placed["dx"], dy=placed["dy"])
+    data["blend"]["leaders"] = placed["leaders"]
+    data["layout"]["blend"] = {"note": placed["note"]}
     data["steps"] = steps_html(t)
-    data["checks"] = checks_html(t, labels)
+    data["checks"] = checks_html(t, labels) + MOVE_HINT  # (a move says what it did in its place)
+    data["moved"] = row_marks(None)
     return data
+
+
+# --- rows that cannot see the future: what a token slider's move changed, row by row --------------------
+
+MARK_INSET = 0.16  # a mark's frame sits this far inside its rows, clear of the query's outline
+# Under the checks until a slider moves, so the panel keeps one shape whether or not one has (a page that
+# draws a move writes only the texts that changed: static/explorer_page.js writeMarkup).
+MOVE_HINT = '<p class="moved">' + html.escape(
+    "Move a token's slider: the rows of the weights it leaves unchanged get a dashed frame, those it changes "
+    "a purple one."
+) + "</p>"
+
+
+def changed_rows(head: Head, before: Head) -> list[bool]:
+    """For each query, whether its weights or its output differ from `before`'s in any bit."""
+    same = [np.array_equal(a, b) for a, b in zip(head.weights, before.weights)]
+    return [not (s and np.array_equal(a, b)) for s, a, b in zip(same, head.output, before.output)]
+
+
+def row_runs(rows: list[int]) -> list[tuple[int, int]]:
+    """Consecutive rows as (first, last) runs: [0, 1, 2, 5] → [(0, 2), (5, 5)]."""
+    out: list[tuple[int, int]] = []
+    for r in rows:
+        if out and out[-1][1] == r - 1:
+            out[-1] = (out[-1][0], r)
+        else:
+            out.append((r, r))
+    return out
+
+
+def row_marks(changed: list[bool] | None) -> dict:
+    """The weights heatmap's frames: one around each run of rows left unchanged, one around each run that
+    changed (none when nothing moved)."""
+
+    def frames(rows: list[int]) -> dict:
+        blocks = row_runs(rows)
+        T = len(changed or ())
+        return {
+            "x": [(T - 1) / 2] * len(blocks),
+            "y": [(a + b) / 2 for a, b in blocks],
+            "width": [T - MARK_INSET] * len(blocks),
+            "height": [b - a + 1 - MARK_INSET for a, b in blocks],
+        }
+
+    if changed is None:
+        return {"unchanged": frames([]), "changed": frames([])}
+    return {
+        "unchanged": frames([i for i, c in enumerate(changed) if not c]),
+        "changed": frames([i for i, c in enumerate(changed) if c]),
+    }
+
+
+def row_names(labels, rows: list[int]) -> str:
+    """Rows by their tokens, a run as its first and last: "'The' to 'sat', 'it'"."""
+    return ", ".join(
+        f"'{labels[a]}'" if a == b else f"'{labels[a]}' to '{labels[b]}'" for a, b in row_runs(rows)
+    )
+
+
+def moved_html(head: Head, labels, moved, changed: list[bool]) -> str:
+    """What the move changed, in words: the rows left alone, the rows changed, and why."""
+    token, component = moved[0], moved[1]
+    me = str(labels[token])
+    same = [i for i, c in enumerate(changed) if not c]
+    diff = [i for i, c in enumerate(changed) if c]
+    parts = []
+    if same:
+        parts.append(f"the rows of {row_names(labels, same)} did not change, to the last bit (dashed)")
+    if diff:
+        parts.append(f"{row_names(labels, diff)} changed (purple)")
+    text = f"Moving {me}[{component}]: " + "; ".join(parts) + "."
+    if head.causal and token > 0 and all(not changed[i] for i in range(token)):
+        text += f" With the mask on, no token before '{me}' can see it."
+    elif not head.causal and any(changed[i] for i in range(token)):
+        text += f" With the mask off, tokens before '{me}' read it too."
+    return f'<p class="moved">{html.escape(text)}</p>'
 
 
 def convex_hull(xs, ys) -> tuple[list[float], list[float]]:
@@ -220,13 +324,31 @@ def blend(head: Head, i: int, labels, dims=(0, 1)) -> dict:
 
 
 def blend_bounds(data: dict, margin: float = 0.15) -> tuple[float, float, float, float]:
-    """A box around everything the blend plot draws, with a margin, never degenerate."""
+    """A box around everything the blend plot draws, with a margin, never degenerate; its edges on a grid
+    of a round step (an eighth of the larger side or more), so that a small move leaves the frame (and so
+    where each label fits) as it was."""
     xs = data["values"]["x"] + data["output"]["x"]
     ys = data["values"]["y"] + data["output"]["y"]
     x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
     span = max(x1 - x0, y1 - y0, 1.0)
     pad = margin * span
-    return x0 - pad, x1 + pad, y0 - pad, y1 + pad
+    unit = round_step(span / 8)
+    return (
+        math.floor((x0 - pad) / unit) * unit,
+        math.ceil((x1 + pad) / unit) * unit,
+        math.floor((y0 - pad) / unit) * unit,
+        math.ceil((y1 + pad) / unit) * unit,
+    )
+
+
+def round_step(v: float) -> float:
+    """The smallest of 1, 2, 5 × a power of ten that is at least v (> 0), by exact steps of ten."""
+    p = 1.0
+    while p * 10 <= v:
+        p *= 10
+    while p > v:
+        p /= 10
+    return next(m * p for m in (1, 2, 5, 10) if m * p >= v)
 
 
 def named_values(labels, weight_texts, i: int) -> list[str]:
@@ -242,15 +364,6 @@ def named_values(labels, weight_texts, i: int) -> list[str]:
     return [str(label) if k in named else "" for k, label in enumerate(labels)]
 
 
-def label_sides(xs, bounds) -> dict:
-    """Each value's label on the side of its point that faces the middle of the plot, so a point near an
-    edge keeps its label inside the frame: the label's alignment and its offset from the point (px)."""
-    mid = (bounds[0] + bounds[1]) / 2
-    right = [x > mid for x in xs]
-    return {
-        "align": ["right" if r else "left" for r in right],
-        "dx": [-LABEL_GAP if r else LABEL_GAP for r in right],
-    }
 
 
 def steps_html(trace: Trace) -> str:
@@ -269,8 +382,12 @@ def checks_html(trace: Trace, labels) -> str:
     """The row's sanity checks, each with a tick or a warning sign."""
     c = trace.checks
     sums_to_one = abs(c.row_sum - 1.0) < 1e-9
+    total = f"row sums to {fmt(c.row_sum, 6)}"
+    if sums_to_one and c.shown_hundredths != 100:  # the chapter's printed weights for 'it' add to 1.01
+        h = c.shown_hundredths
+        total += f" (the weights shown add to {h // 100}.{h % 100:02d}: each is rounded to two places)"
     items = [
-        (sums_to_one, f"row sums to {fmt(c.row_sum, 6)}"),
+        (sums_to_one, total),
         (
             c.masked_max == 0.0,
             f"largest weight on the {c.masked_keys} masked key{'s' if c.masked_keys != 1 else ''}: "
