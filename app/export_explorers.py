@@ -49,8 +49,8 @@ from widgets.tiles_viewdata import view_data as tiles_view_data
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 # Loaded in this order: the ports need PyFormat (static/pyformat.js, loaded with the head's scripts by
-# app/export.py head_scripts) and InputChecks, the binding needs the ports.
-SCRIPTS = ("checks.js", "cost.js", "saturation.js", "tiles.js", UNPACK_JS, "explorer_tabs.js")
+# app/export.py head_scripts), InputChecks and SeededRandom, the binding needs the ports.
+SCRIPTS = ("checks.js", "cost.js", "rng.js", "saturation.js", "tiles.js", UNPACK_JS, "explorer_tabs.js")
 AREA = ("more", TAB_TITLE)
 ITEMS = "explorer-tabs-items"  # the id of the JSON holding each tab's document (the tab strip names it)
 

@@ -11,39 +11,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.html_json import script_element
 from app.packing import UNPACK_JS, pack
 from widgets.lab_data import lab_json
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB_JS = ROOT / "static" / "lab.js"
+LAB_MOUNT_JS = ROOT / "static" / "lab_mount.js"
+# "Train it yourself" (static/train.js, static/lab_train.js): packed like the runs, unpacked and run once the
+# lab is drawn. It stands on static/rng.js, which the page loads for the explorers (app/export_explorers.py).
+TRAINER_JS = tuple(ROOT / "static" / f for f in ("train.js", "lab_train.js"))
 LAB_CSS = ROOT / "static" / "lab.css"
 UNPACK_JS_PATH = ROOT / "static" / UNPACK_JS
-
-
-def _script(text: str) -> str:
-    return "<script>\n" + text.replace("</script", "<\\/script") + "\n</script>"
 
 
 def lab_section() -> str:
     """The lab's HTML: a section, its styles, the data and the code that draws it."""
     data = pack(lab_json())  # app/packing.py: a third of the size; unpacked when the lab is drawn
-    # drawn once the explorer above it is whole (static/explorer_page.js afterEmbed), not before it
-    mount = (
-        "(function () { const mount = () => Unpack.json("
-        "document.getElementById('training-lab-data').textContent).then((data) => {"
-        " window.TrainingLabPage = TrainingLab.fill(document.getElementById('training-lab'), data); })"
-        ".catch((err) => console.error(err));"
-        " const head = window.HeadExplorerPage;"
-        " if (head && head.afterEmbed) head.afterEmbed(mount); else mount(); })();"
-    )
+    trainer = pack("\n".join(f.read_text() for f in TRAINER_JS))  # unpacked and run once the lab is drawn
     return "\n".join(
         [
             f"<style>{LAB_CSS.read_text()}</style>",
             '<section id="training-lab" class="training-lab" aria-label="Training lab"></section>',
             f'<script type="application/gzip-base64" id="training-lab-data">{data}</script>',
-            _script(UNPACK_JS_PATH.read_text()),
-            _script(LAB_JS.read_text()),
-            _script(mount),
+            f'<script type="application/gzip-base64" id="training-lab-trainer">{trainer}</script>',
+            script_element(UNPACK_JS_PATH.read_text()),
+            script_element(LAB_JS.read_text()),
+            script_element(LAB_MOUNT_JS.read_text()),  # drawn once the explorer above it is whole
         ]
     )
 

@@ -167,7 +167,7 @@ def follow_in_browser(doc, explorer: HeadExplorer) -> None:
         "document_ready",
         CustomJS(
             args={"config": json.dumps(config, allow_nan=False)},
-            code="if (window.HeadExplorerPage) window.HeadExplorerPage.follow(cb_obj, JSON.parse(config));",
+            code="window.HeadExplorerPage.follow(cb_obj, JSON.parse(config));",  # (static/explorer_page.js)
         ),
     )
 

@@ -85,6 +85,16 @@ def main(argv=None) -> int:
                 ratio_cpu = med(e["cpu"] / f["cpu"] for e, f in rounds)
                 cpu = f" {e_cpu:.1f} ({ratio_cpu:.2f}×, floor {f_cpu:.1f}) |"
             print(f"| 1400 × {h} | {label} | {tti:.2f}× | {move:.1f} | {ratio:.2f}× | {shape:.0f} |{cpu}")
+    # this tree against the base, round by round (each round measures both at the same load)
+    print("\n| window | this / base: TTI | move | shape change |" + (" CPU a move |" if args.cpu else ""))
+    print("|---|---|---|---|" + ("---|" if args.cpu else ""))
+    for h in args.heights:
+        pairs = list(zip(got["this", h], got["base", h]))
+        tti = med(t["tti"] / b["tti"] for t, b in pairs)
+        move = med(med(t["moves"]) / med(b["moves"]) for t, b in pairs)
+        shape = med(med(t["shape"]) / med(b["shape"]) for t, b in pairs)
+        cpu = f" {med(t['cpu'] / b['cpu'] for t, b in pairs):.3f}× |" if args.cpu else ""
+        print(f"| 1400 × {h} | {tti:.3f}× | {move:.3f}× | {shape:.3f}× |{cpu}")
     return 0
 
 

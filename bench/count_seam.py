@@ -7,7 +7,8 @@ Counts, in this tree (and at each git REF, from `git archive`):
   data), by kind of file;
 * the private BokehJS names the product uses, in every .js of static/ and every .py of app/ and widgets/
   (JavaScript in Python strings counts too):
-  - modules: a BokehJS module reached with Bokeh.require (its public API is the `Bokeh` object alone);
+  - modules: a BokehJS module reached with Bokeh.require (its public API is the `Bokeh` object alone), or
+    named to the seam's replace();
   - replaced: a member of a BokehJS class replaced by the product (a patch);
   - members: a member read or called whose name BokehJS keeps private: it starts with "_" and is BokehJS's
     own (found in BokehJS's type declarations), or it is declared protected or private there and public
@@ -31,11 +32,14 @@ PRODUCT = ("app", "core", "widgets", "static")
 SKIP = ("static/lab/",)  # the lab's shipped runs: data, not code
 KINDS = {".py": "Python", ".js": "JavaScript", ".css": "CSS"}
 
-MODULE = re.compile(r"""\brequire\(\s*["']([A-Za-z][\w/-]*)["']\s*\)""")
+MODULES = (
+    re.compile(r"""\brequire\(\s*["']([A-Za-z][\w/-]*)["']\s*\)"""),
+    re.compile(r"""\breplace\(\s*["']([\w/]+)["'],"""),  # replace(module, Class, method)
+)
 REPLACED = (
     # replace(module, Class, method)
     re.compile(r"""\breplace\(\s*(?:["'][\w/]+["']|\w+),\s*["'](\w+)["'],\s*["'](\w+)["']"""),
-    re.compile(r"\bproto\.(\w+)\s*=[^=]"),  # proto.m = ...
+    re.compile(r"\b(?:proto|doc)\.(\w+)\s*=[^=]"),  # proto.m = ..., doc.m = ...
     re.compile(r"""defineProperty\(\s*proto,\s*["'](\w+)["']"""),
 )
 MEMBER = re.compile(r"\.(\w+)\b")
@@ -94,7 +98,7 @@ def private_names(root: Path) -> dict[str, set[str]]:
             if "Bokeh" not in text:
                 continue  # Python that holds no BokehJS code
             text = "\n".join(strings(text))  # the JavaScript it may hold is in its strings
-        names = {f"module:{m}" for m in MODULE.findall(text)}
+        names = {f"module:{m}" for pattern in MODULES for m in pattern.findall(text)}
         for pattern in REPLACED:
             for match in pattern.findall(text):
                 names.add("replaced:" + (".".join(match) if isinstance(match, tuple) else match))

@@ -22,7 +22,7 @@ if not __package__:  # run as a script: import `core` from the repo root, not fr
 import numpy as np  # noqa: E402
 
 from core.attention import AttentionError  # noqa: E402
-from core.options import SWITCHES, check_option  # noqa: E402
+from core.options import add_flags, flags_given  # noqa: E402
 from core.presets import PRESETS, Preset  # noqa: E402
 from core.trace import trace  # noqa: E402
 
@@ -51,14 +51,7 @@ def build_parser() -> Parser:
     p.add_argument("--trace", action="store_true", help="walk the query token through the six steps")
     p.add_argument("--x", action="append", default=[], metavar="TOKEN=a,b,c",
                    help="set one token's vector (C numbers); repeatable")
-    for s in SWITCHES:  # one flag per switch, from core.options.SWITCHES
-        if s.kind == "toggle":  # the flag sets the opposite of the default
-            flip = not s.default
-            p.add_argument(s.cli_flag, dest=s.name, action="store_const", const=flip, help=s.cli_help)
-        elif s.kind == "choice":
-            p.add_argument(s.cli_flag, dest=s.name, choices=s.choices, help=s.cli_help)
-        else:
-            p.add_argument(s.cli_flag, dest=s.name, type=float, metavar=s.cli_metavar, help=s.cli_help)
+    add_flags(p)  # one flag per switch, from core.options.SWITCHES
     return p
 
 
@@ -96,8 +89,7 @@ def configure(args: argparse.Namespace) -> Preset:
     preset = PRESETS[args.preset]
     for spec in args.x:
         preset = set_vector(preset, spec)
-    changes = {s.name: getattr(args, s.name) for s in SWITCHES if getattr(args, s.name) is not None}
-    return preset.with_options(**{name: check_option(name, v) for name, v in changes.items()})
+    return preset.with_options(**flags_given(args))
 
 
 def show(preset: Preset, query: str | None, show_trace: bool) -> None:

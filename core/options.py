@@ -228,6 +228,28 @@ def check_option(name: str, value):
     return x
 
 
+# --- the command lines' flags (core/one_head_by_hand.py, core/lab/cli.py) ------------------------------
+
+
+def add_flags(parser) -> None:
+    """One argparse flag per switch (its `cli_flag`), stored under the switch's name: a toggle's flag sets the
+    opposite of its default, a choice or a number takes its value."""
+    for s in SWITCHES:
+        if s.kind == "toggle":
+            flip = not s.default
+            parser.add_argument(s.cli_flag, dest=s.name, action="store_const", const=flip, help=s.cli_help)
+        elif s.kind == "choice":
+            parser.add_argument(s.cli_flag, dest=s.name, choices=s.choices, help=s.cli_help)
+        else:
+            parser.add_argument(s.cli_flag, dest=s.name, type=float, metavar=s.cli_metavar, help=s.cli_help)
+
+
+def flags_given(args) -> dict:
+    """The switches set on the command line (parsed by a parser `add_flags` made), by name, checked."""
+    given = {s.name: getattr(args, s.name) for s in SWITCHES if getattr(args, s.name) is not None}
+    return {name: check_option(name, v) for name, v in given.items()}
+
+
 def table_json() -> list[dict]:
     """The table as plain data for the JavaScript page (notes are sent computed, per state, by Python)."""
     keys = (

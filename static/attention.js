@@ -12,8 +12,11 @@
  * returns the same object.
  */
 (function (root, factory) {
-  if (typeof module === 'object' && module.exports) module.exports = factory(require('./pyformat.js'));
-  else root.AttentionHead = factory(root.PyFormat);
+  const node = typeof module === 'object' && module.exports;
+  const api = node ? factory(require('./pyformat.js')) : factory(root.PyFormat);
+  api.factory = factory; // its source goes into the lab trainer's Web Worker (static/train.js)
+  if (node) module.exports = api;
+  else root.AttentionHead = api;
 })(typeof self !== 'undefined' ? self : this, function (PyFormat) {
   'use strict';
 
@@ -64,18 +67,18 @@
 
   // --- e^x as fdlibm computes it, in the float steps core.attention.exp takes (so both get the same bits) ---
 
+  const WORDS = new DataView(new ArrayBuffer(8)); // one buffer for every call: exp is hot in the trainer
+
   function fromWords(high) {
-    const view = new DataView(new ArrayBuffer(8));
-    view.setUint32(0, high);
-    view.setUint32(4, 0);
-    return view.getFloat64(0);
+    WORDS.setUint32(0, high);
+    WORDS.setUint32(4, 0);
+    return WORDS.getFloat64(0);
   }
 
+  const POW2 = Float64Array.from({ length: 2046 }, (_, n) => fromWords((n + 1) * 0x100000)); // 2^-1022 … 2^1023
+
   function pow2(k) { // exactly 2^k for -1022 ≤ k ≤ 1023
-    const view = new DataView(new ArrayBuffer(8));
-    view.setUint32(0, (k + 1023) * 0x100000);
-    view.setUint32(4, 0);
-    return view.getFloat64(0);
+    return POW2[k + 1022];
   }
 
   const HALF_LN2 = fromWords(0x3fd62e43);

@@ -142,7 +142,6 @@
       }, 50);
     }
   }
-  seam.whenBokeh = whenBokeh;
 
   let installed = false;
   function install() {

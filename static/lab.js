@@ -103,13 +103,19 @@
     const none = { x: [], y: [] };
     const record = run.seeds[s];
     // a point of the training curve is drawn at the end of its window of `every` steps (core.lab.encoding)
-    const lines = (r) => ({
-      train: { x: r.curve.loss.map((_, j) => Math.min((j + 1) * r.curve.every, run.steps)), y: r.curve.loss },
+    const lines = (r, steps) => ({
+      train: { x: r.curve.loss.map((_, j) => Math.min((j + 1) * r.curve.every, steps)), y: r.curve.loss },
       eval: { x: r.held_out.step, y: r.held_out.loss },
     });
-    const own = lines(record);
-    const compared = runs[run.compare] && runs[run.compare].seeds.find((r) => r.seed === record.seed);
-    const other = compared ? lines(compared) : { train: none, eval: none };
+    const own = lines(record, run.steps);
+    // the same seed of the run it is set against (a student's run at another seed: that run's first)
+    const against = runs[run.compare] && runs[run.compare].seeds;
+    const compared = against && (against.find((r) => r.seed === record.seed) || against[0]);
+    const within = (l) => { const n = l.x.filter((x) => x <= run.steps).length; return { x: l.x.slice(0, n), y: l.y.slice(0, n) }; };
+    const other = compared ? lines(compared, runs[run.compare].steps) : { train: none, eval: none };
+    // over this run's steps only (a student's run may be shorter than the run it is set against)
+    other.train = within(other.train);
+    other.eval = within(other.eval);
     const honest = record.held_out.honest ? { x: record.held_out.step, y: record.held_out.honest } : none;
     const lnV = Math.log(run.shape.V);
     return {
@@ -358,6 +364,11 @@
       const labels = data.labels;
       if (reshape) {
         text.innerHTML = lab.described[state.run] + lab.at_seed[state.run][s];
+        const seeds = run.seeds.map((r) => String(r.seed)); // a student's run has its own seed
+        if (Array.from(seedSelect.options, (o) => o.text).join() !== seeds.join()) {
+          seedSelect.textContent = '';
+          seeds.forEach((t, n) => seedSelect.appendChild(el('option', { value: String(n), text: t })));
+        }
         seedSelect.value = String(s);
         slider.max = String(n - 1);
         slider.disabled = n === 1; // only the trained head ships for this seed (its note says so)
@@ -393,7 +404,19 @@
     slider.addEventListener('input', () => { state.k = Number(slider.value); draw(false); });
     querySelect.addEventListener('change', () => { state.i = Number(querySelect.value); draw(false); });
     draw(true);
-    return { state: state, draw: draw };
+
+    /** Add a run to the picker (a student's, static/lab_train.js), and draw it if `show`: `described` and
+     * `atSeed` are its text, as lab.described and lab.at_seed hold them for a shipped run. */
+    function addRun(name, label, run, described, atSeed, show = true) {
+      if (!lab.runs[name]) runSelect.appendChild(el('option', { value: name, text: label }));
+      lab.runs[name] = run;
+      lab.described[name] = described;
+      lab.at_seed[name] = [atSeed];
+      if (!show) return;
+      runSelect.value = name;
+      keepHeight(() => { state.run = name; state.s = 0; state.k = -1; state.i = -1; draw(true); });
+    }
+    return { state, draw, addRun, container, runSelect, seedSelect };
   }
 
   /** Fill the lab's `section` (its introduction, then the lab) from `lab`, which also carries `intro`. */
@@ -404,5 +427,5 @@
     return mount(body, lab);
   }
 
-  return { unf16, labViewData, curves, mount, fill, tokenLabels, blue, diverging, inkContrast };
+  return { unf16, labViewData, curves, mount, fill, tokenLabels, blue, diverging, inkContrast, heatmap, lossChart, el };
 });

@@ -12,8 +12,10 @@
  * in Node, require() returns the same object.
  */
 (function (root, factory) {
-  if (typeof module === 'object' && module.exports) module.exports = factory();
-  else root.PyFormat = factory();
+  const api = factory();
+  api.factory = factory; // its source goes into the lab trainer's Web Worker (static/train.js)
+  if (typeof module === 'object' && module.exports) module.exports = api;
+  else root.PyFormat = api;
 })(typeof self !== 'undefined' ? self : this, function () {
   'use strict';
 

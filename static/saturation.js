@@ -19,17 +19,16 @@
  */
 (function (root, factory) {
   if (typeof module === 'object' && module.exports) {
-    module.exports = factory(require('./pyformat.js'), require('./checks.js'));
+    module.exports = factory(require('./pyformat.js'), require('./checks.js'), require('./rng.js'));
   } else {
-    root.SaturationExplorer = factory(root.PyFormat, root.InputChecks);
+    root.SaturationExplorer = factory(root.PyFormat, root.InputChecks, root.SeededRandom);
   }
-})(typeof self !== 'undefined' ? self : this, function (F, C) {
+})(typeof self !== 'undefined' ? self : this, function (F, C, R) {
   'use strict';
 
   const { AttentionError, asCount, refuse } = C;
+  const { mulberry32, TWO_32 } = R; // core/rng.py's generator (static/rng.js)
 
-  const GOLDEN = 0x6d2b79f5; // mulberry32's step
-  const TWO_32 = 4294967296;
   const RAW = '#B84A00';
   const SCALED = '#0072B2';
   const INPUTS = ['d', 'seed', 'T', 'trials', 'row'];
@@ -40,15 +39,7 @@
   ];
   const TOP_WEIGHTS = 3; // as widgets/saturation_viewdata.py
 
-  // --- core/rng.py ---------------------------------------------------------------
-
-  /** The k-th 32-bit output of mulberry32 started from `seed` (its state after k + 1 steps, mixed). */
-  function mulberry32(seed, k) {
-    const a = (seed + Math.imul(k + 1, GOLDEN)) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t = (t + Math.imul(t ^ (t >>> 7), t | 61)) ^ t;
-    return (t ^ (t >>> 14)) >>> 0;
-  }
+  // --- core/rng.py's normals ------------------------------------------------------
 
   /** Normals start … start + out.length − 1 of the seed's sequence, written into `out`. */
   function normalsInto(seed, start, out) {

@@ -158,7 +158,7 @@ PLOT_VIEWS_JS = """
 
 @pytest.mark.seam
 def test_a_move_draws_kept_axes_and_rewrites_only_the_steps_texts(exported, context, page):  # noqa: F811
-    """bokeh_seam.js patch 8 (axis pictures) and the binding's steps panel (static/explorer_page.js
+    """bokeh_seam.js axisPictures and the binding's steps panel (static/explorer_page.js
     writeMarkup): a move draws each axis from its kept picture, and the page looks the same as when every
     axis is drawn afresh; the steps panel keeps its nodes and shows the model's text."""
     net = open_page(context, page, (exported / "head.html").as_uri())
@@ -224,7 +224,7 @@ def test_a_move_draws_kept_axes_and_rewrites_only_the_steps_texts(exported, cont
 
 @pytest.mark.seam
 def test_glyph_copies_are_made_when_a_paint_needs_them(exported, context, page):  # noqa: F811
-    """bokeh_seam.js patch 7: after a move only the glyph itself has the new data; the copies get it when
+    """bokeh_seam.js glyphCopies: after a move only the glyph itself has the new data; the copies get it when
     a paint draws one (here a selection) or once the moves stop."""
     net = open_page(context, page, (exported / "head.html").as_uri())
     copies = """(view) => {
@@ -254,7 +254,7 @@ def test_glyph_copies_are_made_when_a_paint_needs_them(exported, context, page):
 
 @pytest.mark.seam
 def test_colour_bars_hear_of_a_mappers_range_only_when_it_changes(exported, context, page):  # noqa: F811
-    """bokeh_seam.js patch 10: mapping a column tells the mapper's colour bars of its range only when the
+    """bokeh_seam.js mapperMetrics: mapping a column tells the mapper's colour bars of its range only when the
     range differs; a move (the weights' range is fixed) tells them nothing; a new `high` is heard, shown."""
     net = open_page(context, page, (exported / "head.html").as_uri())
     counts = page.evaluate(
@@ -298,7 +298,7 @@ def test_colour_bars_hear_of_a_mappers_range_only_when_it_changes(exported, cont
 
 @pytest.mark.seam
 def test_kept_text_sizes_are_the_texts_measured_sizes(exported, context, page):  # noqa: F811
-    """bokeh_seam.js patch 11: a text box's size is kept per font and text; after a move each number's box
+    """bokeh_seam.js textSizes: a text box's size is kept per font and text; after a move each number's box
     has its text's measured width, and another font or text is measured anew."""
     net = open_page(context, page, (exported / "head.html").as_uri())
     page.evaluate("() => { Bokeh.documents[0].get_model_by_name('x-3-0').value = 0.45; }")
@@ -334,7 +334,7 @@ def test_kept_text_sizes_are_the_texts_measured_sizes(exported, context, page): 
 
 @pytest.mark.seam
 def test_a_slider_writes_its_new_value_into_the_title_shown(exported, context, page):  # noqa: F811
-    """bokeh_seam.js patch 12: a move writes the slider's value into the title's nodes shown; a new title
+    """bokeh_seam.js sliderTitles: a move writes the slider's value into the title's nodes shown; a new title
     (other nodes) replaces them, and the title reads as BokehJS writes it."""
     net = open_page(context, page, (exported / "head.html").as_uri())
     got = page.evaluate(

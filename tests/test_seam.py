@@ -202,6 +202,16 @@ def served():
 
 
 @pytest.mark.seam
+def test_every_patch_is_in_force_in_the_served_page(served, page):
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
+    page.goto(served)
+    page.wait_for_function("() => window.HeadExplorerPage && HeadExplorerPage.pages.length", timeout=60_000)
+    assert page.evaluate("() => BokehSeam.patches") == dict.fromkeys(DOCUMENTED, True)
+    assert problems == []
+
+
+@pytest.mark.seam
 def test_the_served_page_works_on_another_bokeh(served, page):
     """The same for the served page: its own drawing of a move and the server's answers both work."""
     problems: list[str] = []

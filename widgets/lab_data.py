@@ -56,6 +56,9 @@ def lab_payload() -> dict:
         "described": {n: describe(r, index) for n, r in runs.items()},
         "at_seed": {n: [seed_note(r, index, k) for k in range(len(r["seeds"]))] for n, r in runs.items()},
         "switches": table_json(),  # the table static/attention.js reads the head's options by
+        # each run's checks counted over its seeds (core/lab/findings.py): static/lab_train.js puts a
+        # student's run to the same checks and shows them beside these
+        "checks": {n: {"verdict": f["verdict"], "checks": f["checks"]} for n, f in index["findings"].items()},
     }
 
 

@@ -4,6 +4,7 @@ The shipped runs go to the browser once, when the lab's tab is first opened (app
 tab lazily); from then on a run or seed switch, a snapshot move or another query is drawn in the browser by
 static/lab.js with the JavaScript port of the core (static/attention.js), as in the static export. No
 server round trip, no Bokeh figure: the heatmaps are HTML tables, readable by a screen reader as they are.
+A student's own run trains in their browser too (static/lab_train.js), at no cost to the server.
 bench/RESULTS-lab.md has the measurements that chose this over Bokeh figures driven from Python.
 """
 
@@ -18,16 +19,10 @@ from widgets.lab_data import lab_json
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 
-# The three UMD files set their globals (PyFormat, AttentionHead, TrainingLab) when run as this module's code.
-RENDER = """
-export function render({ model }) {
-  const section = document.createElement('section');
-  section.className = 'training-lab';
-  section.setAttribute('aria-label', 'Training lab');
-  TrainingLab.fill(section, JSON.parse(model.lab));
-  return section;
-}
-"""
+# The UMD files set their globals (PyFormat, AttentionHead, TrainingLab, SeededRandom, LabTrainer,
+# LabTrainPanel) when run as this module's code (the trainer runs in the student's browser, in a Web
+# Worker); static/lab_render.js is the module's render.
+MODULE = ("pyformat.js", "attention.js", "lab.js", "rng.js", "train.js", "lab_train.js", "lab_render.js")
 
 
 class LabView(JSComponent):
@@ -35,7 +30,7 @@ class LabView(JSComponent):
 
     lab = param.String(default="", doc="the shipped runs, the introduction and the findings, as JSON")
 
-    _esm = "\n".join((STATIC / f).read_text() for f in ("pyformat.js", "attention.js", "lab.js")) + RENDER
+    _esm = "\n".join((STATIC / f).read_text() for f in MODULE)
     # lab.css, and the page's focus ring (static/a11y.css), inside the component's shadow root
     _stylesheets = [(STATIC / "lab.css").read_text(), (STATIC / "a11y.css").read_text()]
 
