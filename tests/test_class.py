@@ -386,9 +386,13 @@ def page_and_session(html: str) -> str:
 
 
 def open_page(browser, url: str):
+    """A new browser's page at `url`; `page.served` holds the HTML the server answered with (after any
+    redirect) and the session token's contents."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    assert page.goto(url).status == 200
+    answer = page.goto(url)
+    assert answer.status == 200
+    page.served = page_and_session(answer.text())
     return page
 
 
@@ -492,6 +496,7 @@ def test_an_own_address_gets_a_working_page_an_unlisted_one_a_message(classroom,
 def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(classroom, chromium, artifacts):
     one, two = classroom["ports"]
     teacher = open_page(chromium, f"http://127.0.0.1:{one}/teacher?key={KEY}")
+    assert teacher.url == f"http://127.0.0.1:{one}/teacher"  # redirected: the key is off the projector
     admin = teacher.context.new_page()  # the key, once used, is kept in a cookie: no key in this address
     assert admin.goto(f"http://127.0.0.1:{one}/admin").status == 200
     admin.close()
@@ -512,6 +517,13 @@ def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(cla
     sent = send_preset(teacher, students, "exercise-1")
     for page in students:
         page.wait_for_selector(STUDENT_LINE, timeout=20000)
+    late = open_page(chromium, f"http://127.0.0.1:{two}/main")  # a latecomer's page, on the head sent
+    # The key is in no page a student is served, nor in the teacher's own (its HTML and session token: the
+    # token carries the request's cookies), nor on the teacher's screen
+    for page in [teacher, *students, late]:
+        assert KEY not in page.served
+    assert KEY not in teacher.inner_text("body") and KEY not in teacher.content()
+    late.context.close()
     teacher.wait_for_selector("text=2 on the head you sent", timeout=20000)
     teacher.screenshot(path=str(artifacts / "class-teacher-after-send.png"), full_page=False)
     if ZBARIMG:  # the QR code on the teacher's page reads as the address printed under it
