@@ -459,7 +459,7 @@
           const { record, line, steps } = m.done;
           saved = savedRun(trained, record, line, null);
           job.referenceSteps = steps;
-          const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+          const seconds = PyFormat.fixed((Date.now() - t0) / 1000, 1);
           doneText = (job.stopped ? `Stopped: ${steps} of ${trained.steps} steps` : `Done: ${steps} steps`) + ` in ${seconds} s. ${line}`;
           say(doneText);
           if (!reference || reference.record) {

@@ -10,6 +10,11 @@ once with what it means; a new message is a new property, not a `tags` entry or 
   weights, the query, every switch, the preset, the message). Published with every change except a drag of
   a token slider (the slider itself holds that value, and a page reads it there). The page's `follow`
   (static/explorer_page.js) draws a student's own moves on top of it.
+* `classroom`, server → page: where the page stands in the class, as JSON, kept by the page so that it can
+  come back as it was should its server process die (static/rejoin.js sends it back in the address of a
+  new session: widgets/class_link.py CAME_BACK). On a student's page `ClassLink.published` (the teacher's
+  send on show, the head to go back to, whether the student went back, the last send met); on the
+  teacher's, `TeacherDesk.published` (the last send). "{}" on a page outside a class.
 * `drawn_by`, page ↔ server: who draws a student's own moves (a token slider, the query, a switch).
   "server" until the page's `follow` is set up, which makes it "page"; the page puts it back to "server"
   should its drawing fail. While it is "page", the server applies a drag to its state but sends nothing of
@@ -31,6 +36,7 @@ class HeadChannel(DataModel):
 
     state = JSON(default="{}", help="the server's head, as JSON (HeadState.as_data)")
     drawn_by = Enum(SERVER, PAGE, default=SERVER, help="who draws a student's own moves")
+    classroom = JSON(default="{}", help="where the page stands in the class, as JSON (static/rejoin.js)")
 
     def __init__(self, **kwargs):
         kwargs.setdefault("name", "head-channel")
