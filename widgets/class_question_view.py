@@ -18,7 +18,7 @@ import html
 from pathlib import Path
 
 from bokeh.layouts import column, row
-from bokeh.models import Button, ColumnDataSource, FactorRange, InlineStyleSheet, RadioGroup, Select
+from bokeh.models import AdaptiveTicker, Button, ColumnDataSource, FactorRange, InlineStyleSheet, RadioGroup, Select
 from bokeh.plotting import figure
 
 from core.class_question import TOP_KEY, answer_index, ask, ask_top_key, letter, share
@@ -224,6 +224,7 @@ class QuestionDesk:
         self.chart.hbar(y="choice", right="students", height=0.7, source=self.source, color="colour")
         self.chart.x_range.start = 0
         self.chart.xaxis.axis_label = "students"
+        self.chart.xaxis.ticker = AdaptiveTicker(min_interval=1)  # whole students
         self.chart.y_range.factors = []
         self.chart.x_range.range_padding = 0.05
         drop_grid(self.chart)
