@@ -18,7 +18,15 @@ import html
 from pathlib import Path
 
 from bokeh.layouts import column, row
-from bokeh.models import AdaptiveTicker, Button, ColumnDataSource, FactorRange, InlineStyleSheet, RadioGroup, Select
+from bokeh.models import (
+    AdaptiveTicker,
+    Button,
+    ColumnDataSource,
+    FactorRange,
+    InlineStyleSheet,
+    RadioGroup,
+    Select,
+)
 from bokeh.plotting import figure
 
 from core.class_question import TOP_KEY, answer_index, ask, ask_top_key, letter, share
