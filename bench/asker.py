@@ -28,7 +28,7 @@ class AskStudent(ClassWire):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.seen: dict[str, float] = {}  # "question <id prefix>", "reveal": when first seen
+        self.seen: dict[str, float] = {}  # "question", "reveal": when first seen (cleared between questions)
         self.changed = asyncio.Event()
 
     def attr(self, name: str, attr: str, default=None):
@@ -64,9 +64,9 @@ class AskStudent(ClassWire):
                 touched = True
         if touched:
             if self.shown and self.question:
-                self.seen.setdefault("question " + self.question, now)
+                self.seen.setdefault("question", now)
             if self.revealed:
-                self.seen.setdefault("reveal " + self.question, now)
+                self.seen.setdefault("reveal", now)
             self.changed.set()
 
     async def answer(self, choice) -> None:
