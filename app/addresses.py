@@ -98,7 +98,40 @@ def host_for_url(address: str) -> str:
     return f"[{address}]" if ":" in address and not address.startswith("[") else address
 
 
-def student_urls(port: int, addresses: list[str], hostname: str) -> list[str]:
-    """The addresses students can open, by IP first, then by host name."""
-    hosts = [host_for_url(a) for a in addresses] + ([hostname] if hostname else [])
+EVERY_IPV4, EVERY_ADDRESS = "0.0.0.0", "::"
+
+
+def loopback(address: str) -> bool:
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]").split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def listened_on(listen: str, addresses: list[str]) -> list[str]:
+    """Which of this machine's `addresses` a server bound to `listen` answers on: all of them for "::",
+    the IPv4 ones for 0.0.0.0, none for a loopback address, else `listen` itself."""
+    if listen in (EVERY_ADDRESS, ""):
+        return list(addresses)
+    if listen == EVERY_IPV4:
+        return [a for a in addresses if not _is_ip(a) or ipaddress.ip_address(a).version == 4]
+    if loopback(listen):
+        return []
+    return [listen]
+
+
+def student_urls(port: int, addresses: list[str], hostname: str, listen: str = EVERY_ADDRESS) -> list[str]:
+    """The addresses students can open, by IP first, then by host name (only when the server answers on
+    every address: the name may resolve to any of them); localhost alone when it answers on loopback only."""
+    hosts = [host_for_url(a) for a in listened_on(listen, addresses)]
+    if hostname and listen in (EVERY_ADDRESS, EVERY_IPV4, ""):
+        hosts.append(hostname)
     return [f"http://{h}:{port}/" for h in hosts] or [f"http://localhost:{port}/"]
+
+
+def own_page_host(listen: str) -> str:
+    """The host the teacher opens their own pages by, on this machine."""
+    every = listen in (EVERY_ADDRESS, EVERY_IPV4, "")
+    return "localhost" if every or loopback(listen) else host_for_url(listen)

@@ -18,9 +18,9 @@ command and the address students should open:
   page's token is still accepted when that laptop reconnects;
 * ``--global-loading-spinner`` while the page loads;
 * ``--setup app/classroom.py``: in the server, this same file turns on
-  TCP_NODELAY for every websocket (-40 ms per move, see ``set_tcp_nodelay``), sets
-  ``pn.config.reconnect = True`` (the browser reconnects by itself after a
-  dropped connection or a sleep) and the disconnect / ready notifications;
+  TCP_NODELAY for every websocket (-40 ms per move, see ``set_tcp_nodelay``) and
+  leaves reconnecting to the page (static/rejoin.js: after a dropped connection, a
+  sleep or a server process that died, it opens a new session with its own state);
 * one server process per core by default (``--processes N`` to choose; at most
   AUTO_MAX_PROCESSES when chosen for you).  With more than one, the launcher runs
   each `panel serve` on a loopback port behind nginx on the students' port
@@ -29,16 +29,17 @@ command and the address students should open:
   connection, and half the websockets then built their session a second time),
   and nginx's cookie keeps them together.  It also starts a private redis-server on
   loopback, through which the teacher's sends and the class view reach every process
-  (widgets/broadcast.py).  Everything stops together.  Without nginx or
-  redis-server (setup.sh installs both) it serves from one process.
+  (widgets/broadcast.py).  Without nginx or redis-server (setup.sh installs
+  both) it serves from one process.  Whatever stops is started again
+  (app/supervise.py); Ctrl-C stops everything together.
 
 ``--return-memory`` starts the server with ``PYTHONMALLOC=malloc``: it then gives
 a class's memory back to the system once the class has left (within 3 % of idle,
 where by default it keeps 1–2.5 MB a student for the next class), at ~30 % more
 memory per session and ~10 % more CPU per move (bench/RESULTS-classroom.md).
 
-Nothing is passed through a shell: the argv list goes to ``os.execvpe`` (or,
-with Redis to look after, to a child process), so Ctrl-C stops the server directly.
+Nothing is passed through a shell: the argv list goes to a child process the
+launcher looks after, and Ctrl-C (or SIGTERM) stops it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ import os
 import secrets
 import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -170,27 +172,89 @@ def build_argv(
     ]
     if admin:
         argv += ["--admin"]
-    if admin or teacher:  # their pages answer only with the teacher's key
-        argv += ["--auth-module", str(TEACHER_ACCESS)]
+    if admin or teacher:  # their pages answer only with the teacher's key, which no session token holds
+        from app.teacher_access import COOKIES
+
+        argv += ["--auth-module", str(TEACHER_ACCESS), "--exclude-cookies", *COOKIES.values()]
+        argv += ["--exclude-headers", "Cookie"]  # (Bokeh rebuilds it from the cookies it keeps)
     return argv
 
 
-def student_url(port: int, hostname: str | None = None, addresses: list[str] | None = None) -> str:
-    """The address to give the students: by this machine's first IP address, else by host name."""
-    return addr.student_urls(port, addr.own_addresses(addresses), hostname or socket.gethostname())[0]
+def student_url(
+    port: int, hostname: str | None = None, addresses: list[str] | None = None, listen: str = "0.0.0.0"
+) -> str:
+    """The address to give the students: by this machine's first IP address the server answers on, else by
+    host name (localhost when it answers on loopback only)."""
+    own = addr.own_addresses(addresses)
+    return addr.student_urls(port, own, hostname or socket.gethostname(), listen)[0]
 
 
-def announce(port: int, key: str, admin: bool, addresses: list[str] | None = None, colour=False) -> str:
-    """What the launcher prints for the teacher: the students' addresses (by IP first) with a QR code of
-    the first, and the teacher's own pages with the key."""
-    urls = addr.student_urls(port, addr.own_addresses(addresses), socket.gethostname())
+def announce(
+    port: int,
+    key: str,
+    admin: bool,
+    addresses: list[str] | None = None,
+    colour=False,
+    listen: str = "0.0.0.0",
+    key_kept: bool = False,
+) -> str:
+    """What the launcher prints for the teacher: the addresses students can reach (by IP first) with a QR
+    code of the first, only those the server answers on, and the teacher's own pages with the key."""
+    urls = addr.student_urls(port, addr.own_addresses(addresses), socket.gethostname(), listen)
     lines = [f"Students open: {urls[0]}"]
     lines += [f"          or: {u}" for u in urls[1:]]
+    if addr.loopback(listen):
+        lines.append(
+            f"Listening on {listen} only: students on other machines cannot reach it "
+            "(start with --address 0.0.0.0 to serve the class)."
+        )
     lines += [qr.terminal_text(urls[0], colour=colour), ""]
-    lines.append(f"Teacher's page (keep the key to yourself): http://localhost:{port}/teacher?key={key}")
+    host = f"http://{addr.own_page_host(listen)}:{port}"
+    kept = " (kept from the last start; --new-key makes a new one)" if key_kept else ""
+    lines.append(f"Teacher's page (keep the key to yourself{kept}): {host}/teacher?key={key}")
     if admin:
-        lines.append(f"Teacher's admin page: http://localhost:{port}/admin?key={key}")
+        lines.append(f"Teacher's admin page: {host}/admin?key={key}")
+    lines.append("Once opened, the key is kept in a cookie and leaves the address bar.")
     return "\n".join(lines)
+
+
+KEY_FILE = "teacher-key"
+STATE_DIR_ENV = "ATTN_STATE_DIR"
+
+
+def state_dir() -> Path:
+    """Where the launcher keeps the teacher's key between starts: $ATTN_STATE_DIR, else the user's state
+    directory (XDG)."""
+    if os.environ.get(STATE_DIR_ENV):
+        return Path(os.environ[STATE_DIR_ENV])
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "attention-head"
+
+
+def teacher_key(new: bool = False, keep: bool = True) -> tuple[str, bool]:
+    """(the teacher's key, whether it was kept from an earlier start). The key is kept in a file only this
+    user can read, so that a teacher's page left open comes back by itself after the launcher is started
+    again (its cookie still holds the key); `new` makes and keeps a fresh one; `keep=False` (a dry run)
+    writes nothing."""
+    path = state_dir() / KEY_FILE
+    if not new:
+        try:
+            key = path.read_text().strip()
+            if len(key) >= 20:
+                return key, True
+        except OSError:
+            pass
+    key = secrets.token_urlsafe(16)
+    if not keep:
+        return key, False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(key + "\n")
+    except OSError as exc:  # a read-only home: the key lasts this start only
+        print(f"(the teacher's key could not be kept in {path}: {exc.strerror})", flush=True)
+    return key, False
 
 
 def parse_args(args=None) -> argparse.Namespace:
@@ -219,8 +283,12 @@ def parse_args(args=None) -> argparse.Namespace:
         help="how long a disconnected session (closed tab, sleeping laptop) is kept",
     )
     p.add_argument("--no-admin", action="store_true", help="leave out the /admin page")
-    p.add_argument("--redis-port", type=int, default=None, help="with --processes N > 1: the private Redis's "
-                   "port on 127.0.0.1 (default: a free one)")
+    p.add_argument(
+        "--redis-port",
+        type=int,
+        default=None,
+        help="with --processes N > 1: the private Redis's port on 127.0.0.1 (default: a free one)",
+    )
     p.add_argument(
         "--return-memory",
         action="store_true",
@@ -234,6 +302,12 @@ def parse_args(args=None) -> argparse.Namespace:
         metavar="N",
         help="students expected: the server builds N pages ahead while idle (shared among its processes), so "
         "a class arriving at once is not kept waiting (~3 MB of memory each)",
+    )
+    p.add_argument(
+        "--new-key",
+        action="store_true",
+        help="make a new teacher's key (otherwise the one from the last start is kept, so an open teacher's "
+        "page comes back by itself)",
     )
     p.add_argument("--dry-run", action="store_true", help="print the command and exit")
     return p.parse_args(args)
@@ -296,56 +370,80 @@ def main(args=None) -> None:
         backend = " ".join(prefix + argv).replace(here, "--port N --address 127.0.0.1")
         print(f"Running: nginx on {ns.address}:{ns.port} in front of {processes} processes, each", flush=True)
         print(f"  {backend}", flush=True)
-    key = secrets.token_urlsafe(16)  # the teacher's pages answer only with it (app/teacher_access.py)
-    print(announce(ns.port, key, not ns.no_admin, colour=sys.stdout.isatty()), flush=True)
+    # the teacher's pages answer only with it (app/teacher_access.py)
+    key, kept = teacher_key(new=ns.new_key, keep=not ns.dry_run)
+    tty = sys.stdout.isatty()
+    print(announce(ns.port, key, not ns.no_admin, colour=tty, listen=ns.address, key_kept=kept), flush=True)
     if ns.dry_run:
         return
     os.chdir(ROOT)
     origins = allowed_origins(ns.port, ns.origin)
     expect = expect_per_process(ns.expect, processes)
-    if processes == 1:
-        env = {"teacher_key": key, "student_url": student_url(ns.port), "origins": origins}
-        os.execvpe(argv[0], argv, server_env(ns.return_memory, expect, **env))
-    run_behind_nginx(ns, processes, key, origins, expect)
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    try:
+        if processes == 1:
+            url = student_url(ns.port, listen=ns.address)
+            env = {"teacher_key": key, "student_url": url, "origins": origins}
+            run_one(argv, server_env(ns.return_memory, expect, **env))
+        else:
+            run_behind_nginx(ns, processes, key, origins, expect)
+    except KeyboardInterrupt:
+        pass
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def run_one(argv: list[str], env: dict) -> None:
+    """One `panel serve`, started again should it stop (app/supervise.py); its output is the launcher's."""
+    import time
+
+    from app.serving import stop_process
+    from app.supervise import Supervised, Supervisor
+
+    supervisor = Supervisor(say=say)
+    supervisor.add(Supervised("The server process", lambda: subprocess.Popen(argv, env=env)))
+    supervisor.children[0].start()
+    supervisor.start()
+    try:
+        while (why := supervisor.why_not_serving()) is None:
+            time.sleep(0.5)
+        say(f"Stopping: {why}.")
+    finally:
+        supervisor.stop()
+        stop_process(supervisor.children[0].proc)
 
 
 def run_behind_nginx(ns: argparse.Namespace, processes: int, key: str, origins: list, expect: int) -> None:
     """Several processes: each `panel serve` on a loopback port, nginx on the students' port in front, a
-    private Redis for the class bus (app/run_cluster.py); all stop together. A Redis that stops on its own is
-    started again (students keep working meanwhile; sends and the class view wait for it)."""
+    private Redis for the class bus (app/run_cluster.py). Whatever stops is started again (app/supervise.py):
+    meanwhile the other server processes keep serving, nginx sends no new student to one that is down, and
+    its students come back by themselves; without Redis students keep working, only sends and the class view
+    wait for it. Ctrl-C (or SIGTERM) stops everything."""
     import time
 
-    from app.redis_server import start_redis
     from app.run_cluster import cluster
 
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-    try:
-        with cluster(
-            processes,
-            ns.port,
-            listen=ns.address,
-            origins=origins,
-            session_lifetime_min=ns.session_lifetime,
-            return_memory=ns.return_memory,
-            teacher_key=key,
-            student_url=student_url(ns.port),
-            expect=expect,
-            admin=not ns.no_admin,
-            redis_port=ns.redis_port,
-        ) as c:
-            print(f"Class bus: redis-server on 127.0.0.1:{c['redis_port']}", flush=True)
-            print(f"Server logs: {c['dir']} (while it runs)", flush=True)
-            while all(p.poll() is None for _, p in c["backends"]) and c["nginx"].poll() is None:
-                time.sleep(1)
-                if c["redis"].poll() is not None:
-                    print("Class bus: redis-server stopped; starting it again", flush=True)
-                    try:
-                        c["redis"] = start_redis(c["redis_port"])
-                    except RuntimeError as exc:  # try again in a second
-                        print(f"Class bus: {exc}", flush=True)
-            print("A server process stopped; stopping the others", flush=True)
-    except KeyboardInterrupt:
-        pass
+    with cluster(
+        processes,
+        ns.port,
+        listen=ns.address,
+        origins=origins,
+        session_lifetime_min=ns.session_lifetime,
+        return_memory=ns.return_memory,
+        teacher_key=key,
+        student_url=student_url(ns.port, listen=ns.address),
+        expect=expect,
+        admin=not ns.no_admin,
+        redis_port=ns.redis_port,
+        say=say,
+    ) as c:
+        say(f"Class bus: redis-server on 127.0.0.1:{c['redis_port']}")
+        say(f"Server logs: {c['dir']} (while it runs)")
+        while (why := c["supervisor"].why_not_serving()) is None:
+            time.sleep(0.5)
+        say(f"Stopping: {why}.")
 
 
 def configure_server() -> None:
@@ -359,8 +457,11 @@ def configure_server() -> None:
     from app.bokeh_defaults import cache_stable_defaults
 
     cache_stable_defaults()  # before the pool builds pages ahead
-    pn.config.reconnect = True  # the browser reconnects by itself after a drop or a sleep
-    pn.config.disconnect_notification = "Lost the connection to the server; reconnecting…"
+    # The page reconnects by itself (static/rejoin.js: a new session built from the page's own state, its
+    # message in a live region), not by BokehJS's own reconnection, which re-uses the old session's id and
+    # gives up after five tries; nor with Panel's toasts.
+    pn.config.reconnect = False
+    pn.config.disconnect_notification = ""
     pn.config.ready_notification = ""
     from app.pool import pool
 

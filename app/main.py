@@ -20,5 +20,5 @@ pn.extension()
 pn.state.on_session_destroyed(release_memory_when_sessions_close)
 args = dict(pn.state.session_args)
 explorer, page = page_for_session(args)  # built ahead when the launcher was told --expect
-link = ClassLink(explorer.state, session_args=args)  # the teacher's sends reach this page
+link = ClassLink(explorer.state, session_args=args, explorer=explorer)  # the teacher's sends reach this page
 serve_page(explorer, classroom=link, page=page)

@@ -137,6 +137,15 @@ def pool() -> ExplorerPool | None:
     return _pool
 
 
+def build_ahead_now() -> None:
+    """Fill this process's pool at once, before it serves (app/zygote.py: every server process forked from
+    it then starts with its pages built, a server process started again after a crash too)."""
+    p = pool()
+    if p is not None:
+        while p.fill_one():
+            pass
+
+
 def page_for_session(session_args: dict) -> ReadyPage:
     """The explorer and page for a new session: from the pool when there is one (with the link's settings
     applied), else built now (page None: serve_page builds it). Either way its head editor is built when

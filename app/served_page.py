@@ -53,6 +53,8 @@ TEMPLATE = (
     + (ROOT / "static" / "a11y.js").read_text()
     + "</script><script>"
     + (ROOT / "static" / "connection_check.js").read_text()  # issue 15: never a blank page
+    + "</script><script>"
+    + (ROOT / "static" / "rejoin.js").read_text()  # issue 25: a page that loses its server comes back
     + "</script>"
     + json_script(figures_declared(), id=FIGURES_SCRIPT)  # which figures static/a11y.js gives a table
     + """{% endblock %}
@@ -170,9 +172,17 @@ def follow_in_browser(doc, explorer: HeadExplorer) -> None:
         "document_ready",
         CustomJS(
             args={"config": json.dumps(config, allow_nan=False)},
-            code="window.HeadExplorerPage.follow(cb_obj, JSON.parse(config));",  # (static/explorer_page.js)
+            # (static/explorer_page.js; absent where Bokeh's server_document embeds the page without our
+            # template: there the server draws every move)
+            code="if (window.HeadExplorerPage) window.HeadExplorerPage.follow(cb_obj, JSON.parse(config));",
         ),
     )
+
+
+def rejoin_in_browser(doc) -> None:
+    """static/rejoin.js looks after the page's connection once its views are made: it says when the server
+    is lost and when it is back, and opens a new session with the page's own state."""
+    doc.js_on_event("document_ready", CustomJS(code="if (window.Rejoin) window.Rejoin.watch(cb_obj);"))
 
 
 def serve_page(explorer: HeadExplorer, title: str = "One attention head", classroom=None, page=None) -> None:
@@ -187,3 +197,4 @@ def serve_page(explorer: HeadExplorer, title: str = "One attention head", classr
         doc.add_root(explorer.channel)  # widgets/channel.py
         doc.add_root(explorer.page.a11y)  # the controls' names (widgets/a11y.py)
     follow_in_browser(doc, explorer)
+    rejoin_in_browser(doc)

@@ -133,9 +133,12 @@ class Wire:
 
     NAMES = (SLIDER, SOURCE, "message", "x_scale", "labels")
 
-    def __init__(self, url: str, names=()):
+    def __init__(self, url: str, names=(), cookie: str | None = None, args: str = ""):
         self.url = url
         self.names = tuple(self.NAMES) + tuple(names)
+        self.cookie = cookie  # e.g. nginx's attn_backend=HOST:PORT, to reach one backend behind it
+        self.backend = None  # the backend nginx says answered (X-Attn-Backend), behind nginx
+        self.args = args  # the session's link parameters (a query string), as a page's address gives them
         self.ids: dict[str, str] = {}
         self.attrs: dict[str, dict] = {}
         self.weights: list[float] = []
@@ -184,7 +187,9 @@ class Wire:
         finally:
             self._replies.pop(msgid, None)
 
-    async def open(self, timeout: float = 120.0) -> Wire:
+    async def open(self, timeout: float = 120.0, token: str | None = None) -> Wire:
+        """Connect and pull the document; `token`: a page's (its session built by the page's GET), else a
+        new session is made at the websocket."""
         from bokeh.util.token import generate_jwt_token, generate_session_id
         from tornado.httpclient import HTTPRequest
         from tornado.websocket import websocket_connect
@@ -192,16 +197,17 @@ class Wire:
         self._updated = asyncio.Event()
         host, _, path = self.url.split("://", 1)[1].partition("/")
         req = HTTPRequest(
-            f"ws://{host}/{path}/ws",
-            headers={"Origin": f"http://{host}"},
+            f"ws://{host}/{path}/ws" + (f"?{self.args}" if self.args else ""),
+            headers={"Origin": f"http://{host}", **({"Cookie": self.cookie} if self.cookie else {})},
             connect_timeout=timeout,
             request_timeout=timeout,
         )
-        token = generate_jwt_token(generate_session_id())
+        token = token or generate_jwt_token(generate_session_id())
         self.ws = await asyncio.wait_for(
             websocket_connect(req, subprotocols=["bokeh", token], max_message_size=1 << 30), timeout
         )
         self.ws.protocol.set_nodelay(True)  # as browsers do
+        self.backend = self.ws.headers.get("X-Attn-Backend")
         ack = await asyncio.wait_for(self._recv(), timeout)
         if not ack or ack[0].get("msgtype") != "ACK":
             raise RuntimeError(f"expected ACK, got {ack and ack[0]}")

@@ -35,7 +35,10 @@
     const ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
     let open = false;
     ws.addEventListener("open", () => { open = opened = true; hide(); });
-    ws.addEventListener("close", () => { if (!open && !opened) say(); });
+    ws.addEventListener("close", () => {
+      if (!open && !opened) say();
+      else if (open && window.Rejoin) window.Rejoin.closed(); // static/rejoin.js: lost after it connected
+    });
     return ws;
   }
   Watched.prototype = Native.prototype;

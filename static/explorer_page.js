@@ -1181,6 +1181,18 @@
     watchScreen();
     page.pin = pinFigures([M.plots.weights.figure, M.blend.figure], M.tokens);
     M.channel.drawn_by = 'page'; // the server need not send a drag's figures any more
+    // static/rejoin.js: the head on screen as link parameters (the server's state and what the controls
+    // hold), to open a new session on should the server go; and to stop drawing a document it replaced
+    page.link = () => (server ? logic.encodeLink(predicted()) : null);
+    page.controls = () => [
+      ...sliders().map((slider) => [slider, 'value']), [M.query, 'value'],
+      ...SWITCHES.map((sw) => [M.switches[sw.name], sw.kind === 'number' ? 'value' : 'active']),
+    ];
+    page.stop = () => {
+      stopped = true;
+      clearTimeout(settleTimer);
+      bound.splice(bound.indexOf(page), 1);
+    };
     bound.push(page);
     return page;
   }

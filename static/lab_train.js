@@ -94,9 +94,8 @@
   /** What the checks that compare need: the same seed of the run the shipped run is set against, shipped
    * ({record}) when this run is trained as it was, or to be trained beside it ({run}); null if none. */
   function referenceFor(lab, from, seed, steps) {
-    const wanted = (LabTrainer.CHECKS[from] || []).some((test) => test.compares);
     const name = lab.runs[from].compare;
-    if (!wanted || !name) return null;
+    if (!LabTrainer.needsReference(from) || !name) return null;
     const ref = lab.runs[name];
     const shipped = ref.seeds.find((r) => r.seed === seed);
     return shipped && steps === ref.steps ? { record: shipped } : { run: Object.assign({}, ref, { seeds: [] }) };
@@ -460,7 +459,7 @@
           const { record, line, steps } = m.done;
           saved = savedRun(trained, record, line, null);
           job.referenceSteps = steps;
-          const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+          const seconds = PyFormat.fixed((Date.now() - t0) / 1000, 1);
           doneText = (job.stopped ? `Stopped: ${steps} of ${trained.steps} steps` : `Done: ${steps} steps`) + ` in ${seconds} s. ${line}`;
           say(doneText);
           if (!reference || reference.record) {

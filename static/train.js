@@ -985,9 +985,8 @@
   }
 
   const LabTrainer = {
-    matmul, initParams, forward, lossAndGrads, crossEntropy, adam, adamStep, sgdStep, OPTIMISERS, TASKS,
-    evaluate, evalSteps, training, train, seedRecord, runJson, finalLine, curve, f16, toHalf, sig3, mean,
-    pairwiseSum, checksHeld, verdict, needsReference, isHonest, headSnapshot, serve, workerSource, CHECKS,
+    lossAndGrads, TASKS, evaluate, training, train, seedRecord, runJson, finalLine, mean, CHECKS, checksHeld,
+    verdict, needsReference, serve, workerSource,
   };
   return LabTrainer;
 });

@@ -890,3 +890,13 @@ def test_readme_the_tiles_tab_and_the_cost_tabs_tile(readme):
         for i in range(head.T):
             for size in range(1, head.T + 1):
                 assert tiled_difference(head, i, attend_in_tiles(head, i, size)) <= AGREEMENT
+
+
+# --- issue 25: Running a class, when something fails (the behaviour: tests/test_fault.py) -----------------
+
+
+def test_readme_the_launcher_gives_up_after_five_quick_failures(readme):
+    from app import supervise
+
+    said(readme, "restarts it, giving up after five quick failures, saying why; the others keep serving")
+    assert supervise.GIVE_UP_AFTER == 5  # (tests/test_fault.py: the 5th quick death is given up, with why)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import shutil
 import struct
@@ -24,13 +25,13 @@ import pytest
 
 from app import addresses as addr
 from app.classroom import allowed_origins, build_argv, default_origins, origin_env
-from app.teacher_access import COOKIE, TEACHER, get_user
+from app.teacher_access import COOKIE, COOKIES, TEACHER, cookie_for, get_user
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, NGINX, classroom_dry_run
 from widgets import qr_code as qr
 from widgets.broadcast import ClassBus
 from widgets.class_link import ClassLink
 from widgets.state import HeadState
-from widgets.url_state import encode
+from widgets.url_state import apply_params, encode
 
 ZBARIMG = shutil.which("zbarimg")
 REDIS = shutil.which("redis-server") or (
@@ -110,11 +111,13 @@ def test_the_printed_qr_code_decodes_to_the_printed_address(tmp_path):
 
 
 class FakeHandler:
-    def __init__(self, path, key=None, cookie=None):
-        self.request = type("R", (), {"path": path})()
-        self.args = {"key": key} if key else {}
-        self.cookies = {COOKIE: cookie} if cookie else {}
+    def __init__(self, path, key=None, cookie=None, query=None):
+        self.request = type("R", (), {"path": path, "method": "GET"})()
+        self.args = {"key": key} if key is not None else {}
+        self.request.query_arguments = {k: [v.encode()] for k, v in {**(query or {}), **self.args}.items()}
+        self.cookies = {cookie_for(path): cookie} if cookie else {}
         self.set: dict = {}
+        self.redirected: str | None = None
 
     def get_argument(self, name, default=None):
         return self.args.get(name, default)
@@ -123,7 +126,10 @@ class FakeHandler:
         return self.cookies.get(name)
 
     def set_cookie(self, name, value, **kw):
-        self.set[name] = value
+        self.set[name] = (value, kw)
+
+    def redirect(self, url):
+        self.redirected = url
 
 
 def test_teacher_pages_need_the_key_students_pages_do_not(monkeypatch):
@@ -131,14 +137,32 @@ def test_teacher_pages_need_the_key_students_pages_do_not(monkeypatch):
     for path in ("/teacher", "/teacher/ws", "/admin", "/admin/autoload.js"):
         assert get_user(FakeHandler(path)) is None
         assert get_user(FakeHandler(path, key="wrong")) is None
+        assert get_user(FakeHandler(path, key="")) is None
         assert get_user(FakeHandler(path, cookie="wrong")) is None
         assert get_user(FakeHandler(path, cookie="s3cret-key")) == TEACHER
-    first = FakeHandler("/teacher", key="s3cret-key")
-    assert get_user(first) == TEACHER and first.set == {COOKIE: "s3cret-key"}  # kept for the websocket
+    assert get_user(FakeHandler("/teacher/ws", key="s3cret-key")) == TEACHER  # no redirect but for the pages
     for path in ("/main", "/", "/teachers", "/static/x.js"):
         assert get_user(FakeHandler(path)) == "student"
     monkeypatch.delenv("ATTN_TEACHER_KEY")
     assert get_user(FakeHandler("/teacher", key="")) is None  # no key made: nobody gets in
+
+
+def test_the_first_visit_with_the_key_sets_scoped_cookies_and_drops_the_key_from_the_address(monkeypatch):
+    from tornado.web import Finish
+
+    monkeypatch.setenv("ATTN_TEACHER_KEY", "s3cret-key")
+    first = FakeHandler("/teacher", key="s3cret-key", query={"preset": "tired"})
+    with pytest.raises(Finish):  # the answer is the redirect, nothing else
+        get_user(first)
+    assert first.redirected == "/teacher?preset=tired"
+    assert set(first.set) == set(COOKIES.values())
+    for path, name in COOKIES.items():  # each cookie goes only with its own pages, never to a script
+        value, how = first.set[name]
+        assert value == "s3cret-key" and how == {"path": path, "httponly": True, "samesite": "Strict"}
+    admin = FakeHandler("/admin", key="s3cret-key")
+    with pytest.raises(Finish):
+        get_user(admin)
+    assert admin.redirected == "/admin"
 
 
 # -- sends, back, and the class view, in one process ----------------------------------------------------
@@ -167,8 +191,8 @@ def test_a_send_reaches_every_student_and_back_restores_exactly_what_they_had():
     students[0].set_x(0, 0, 0.5)  # one student changes the head, one goes back
     links[1].go_back()
     assert encode(students[1]) == before[1] and students[1].preset == "tired"
-    view = bus.class_view()
-    assert (view["on_sent"], view["changed"]) == (1, 2)
+    view = bus.class_view()  # (issue 25) going back is counted apart from changing the head
+    assert (view["on_sent"], view["changed"], view["back"]) == (1, 1, 1)
     links[2].go_back()
     assert encode(students[2]) == before[2]
     late = HeadState()
@@ -179,10 +203,74 @@ def test_a_send_reaches_every_student_and_back_restores_exactly_what_they_had():
     assert encode(kept) != encode(teacher)
 
 
+def came_back_args(link: ClassLink, state: HeadState) -> dict:
+    """The address static/rejoin.js opens for a page that comes back: its head and its class state."""
+    return {
+        **{k: [v.encode()] for k, v in encode(state).items()},
+        "class": [json.dumps(link.published()).encode()],
+    }
+
+
+def test_a_page_that_comes_back_is_where_it_was_in_the_class():
+    """(issue 25) A student's page whose server process died is rebuilt from its own copy of where it stood:
+    the teacher's head with the way back to its own, or its own head after going back; a send made while it
+    was away reaches it; the counts come out as before."""
+    from widgets.explorer import HeadExplorer
+
+    bus = ClassBus()
+    on, changed, back = (HeadExplorer() for _ in range(3))
+    links = [ClassLink(e.state, bus=bus, explorer=e) for e in (on, changed, back)]
+    for e in (on, changed, back):
+        e.state.apply(query=1)  # each student's own head
+    own = encode(on.state)
+    teacher = HeadState()
+    teacher.set_x(0, 0, 0.25)  # a head of no preset: "Your teacher's head"
+    bus.send(encode(teacher))
+    assert (
+        on.page.controls.preset.value == "teachers-head"
+        and "Your teacher's head" in on.page.controls.note.text
+    )
+    changed.state.set_x(1, 1, 0.5)
+    assert changed.page.controls.preset.value == "custom"  # changed: the student's own edits now
+    links[2].go_back()
+    before = bus.class_view()
+    assert (before["on_sent"], before["changed"], before["back"]) == (1, 1, 1)
+
+    fresh = ClassBus()  # the server process died; a new one knows nothing of the class
+    again = [HeadExplorer() for _ in range(3)]
+    rejoined = []
+    for old, link, e in zip((on, changed, back), links, again, strict=True):
+        args = came_back_args(link, old.state)
+        apply_params(e.state, args)
+        rejoined.append(ClassLink(e.state, bus=fresh, session_args=args, explorer=e))
+    assert [encode(e.state) for e in again] == [encode(e.state) for e in (on, changed, back)]
+    now = fresh.class_view()
+    assert (now["on_sent"], now["changed"], now["back"]) == (None, None, None)  # no send known here yet
+    fresh.last_send = bus.last_send  # (what Redis tells a restarted process)
+    now = fresh.class_view()
+    assert (now["on_sent"], now["changed"], now["back"]) == (1, 1, 1)
+    assert again[0].page.controls.preset.value == "teachers-head"
+    rejoined[0].go_back()  # the way back still leads to the student's own head
+    assert encode(again[0].state) == own
+    later = HeadState()
+    later.load("no-mask")
+    sent_while_away = ClassBus()
+    sent_while_away.send(encode(later))
+    away = HeadExplorer()
+    args = came_back_args(links[0], on.state)
+    apply_params(away.state, args)
+    ClassLink(away.state, bus=sent_while_away, session_args=args, explorer=away)
+    assert encode(away.state) == encode(later)  # the send made while the page was away reaches it
+    bad = HeadState()
+    ClassLink(bad, bus=ClassBus(), session_args={"class": [b"{not json"]})  # a copy that does not read
+    assert encode(bad) == encode(HeadState())
+    assert own != encode(teacher)
+
+
 def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once():
     """What a send costs each student's page (bench/RESULTS-class.md): the figures' sources, the controls
-    whose value differs, the preset, the class line and the address; the head and its view data are made
-    once per process and shared by every student on it."""
+    whose value differs, the preset, the class line, the page's copy of where it stands in the class and the
+    address; the head and its view data are made once per process and shared by every student on it."""
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
@@ -193,7 +281,7 @@ def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once
     bus, doc = ClassBus(), Document()
     with set_curdoc(doc):
         explorer = HeadExplorer()
-        link = ClassLink(explorer.state, bus=bus)
+        link = ClassLink(explorer.state, bus=bus, explorer=explorer)  # as app/main.py makes it
         page_for(explorer, classroom=link).server_doc(doc)
         doc.add_root(explorer.channel)  # as app/served_page.py serve_page does
         other = HeadState()
@@ -208,10 +296,12 @@ def test_a_send_writes_only_what_changed_and_each_process_computes_the_head_once
         doc.unhold()
     changed = sorted({(type(e.model).__name__, e.attr) for e in events})
     # (and the address, on a served page); the channel's state: the state the figures show, which the page's
-    # own drawing of a move starts from (widgets/channel.py, static/explorer_page.js follow)
+    # own drawing of a move starts from (widgets/channel.py, static/explorer_page.js follow); its classroom:
+    # the page's copy of where it stands in the class (static/rejoin.js comes back with it)
     expected = [
         ("ColumnDataSource", "data"),
         ("Div", "text"),
+        ("HeadChannel", "classroom"),
         ("HeadChannel", "state"),
         ("Select", "value"),
         ("Slider", "value"),
@@ -285,10 +375,24 @@ def test_teacher_and_admin_pages_answer_403_and_nothing_else_without_the_key(cla
         assert get_status(f"{base}/main")[0] == 200  # students need no key
 
 
+def page_and_session(html: str) -> str:
+    """A served page's HTML with its Bokeh session token unpacked (the token carries the request's cookies,
+    headers and arguments, compressed)."""
+    from bokeh.util.token import get_token_payload
+
+    tokens = re.findall(r'"token":"([^"]+)"', html)
+    assert len(tokens) == 1
+    return html + "".join(json.dumps(get_token_payload(t)) for t in tokens)
+
+
 def open_page(browser, url: str):
+    """A new browser's page at `url`; `page.served` holds the HTML the server answered with (after any
+    redirect) and the session token's contents."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    assert page.goto(url).status == 200
+    answer = page.goto(url)
+    assert answer.status == 200
+    page.served = page_and_session(answer.text())
     return page
 
 
@@ -392,10 +496,14 @@ def test_an_own_address_gets_a_working_page_an_unlisted_one_a_message(classroom,
 def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(classroom, chromium, artifacts):
     one, two = classroom["ports"]
     teacher = open_page(chromium, f"http://127.0.0.1:{one}/teacher?key={KEY}")
+    assert teacher.url == f"http://127.0.0.1:{one}/teacher"  # redirected: the key is off the projector
     admin = teacher.context.new_page()  # the key, once used, is kept in a cookie: no key in this address
     assert admin.goto(f"http://127.0.0.1:{one}/admin").status == 200
     admin.close()
-    students = [open_page(chromium, f"http://127.0.0.1:{one}/main"), open_page(chromium, f"http://localhost:{two}/main")]
+    students = [
+        open_page(chromium, f"http://127.0.0.1:{one}/main"),
+        open_page(chromium, f"http://localhost:{two}/main"),
+    ]
     own = HeadState()
     own.apply(query=2)  # student 0 has a head of their own before the send
     for page in [teacher, *students]:
@@ -409,6 +517,13 @@ def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(cla
     sent = send_preset(teacher, students, "exercise-1")
     for page in students:
         page.wait_for_selector(STUDENT_LINE, timeout=20000)
+    late = open_page(chromium, f"http://127.0.0.1:{two}/main")  # a latecomer's page, on the head sent
+    # The key is in no page a student is served, nor in the teacher's own (its HTML and session token: the
+    # token carries the request's cookies), nor on the teacher's screen
+    for page in [teacher, *students, late]:
+        assert KEY not in page.served
+    assert KEY not in teacher.inner_text("body") and KEY not in teacher.content()
+    late.context.close()
     teacher.wait_for_selector("text=2 on the head you sent", timeout=20000)
     teacher.screenshot(path=str(artifacts / "class-teacher-after-send.png"), full_page=False)
     if ZBARIMG:  # the QR code on the teacher's page reads as the address printed under it
@@ -421,8 +536,11 @@ def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(cla
     students[0].get_by_role("button", name="Back to my head").click()  # back: exactly what it had
     students[0].wait_for_selector(f"text={weights_text(own)}", timeout=20000)
     students[0].wait_for_function("(b) => location.search === b", arg=before, timeout=20000)
-    teacher.wait_for_selector("text=1 changed it", timeout=20000)
+    teacher.wait_for_selector("text=1 went back to their own", timeout=20000)  # (issue 25) apart from changes
+    assert "0 changed it" in teacher.inner_text("text=changed it")
 
+    bus = next(c for c in classroom["supervisor"].children if c.name.startswith("Redis"))
+    bus.paused = True  # (the launcher would start it again at once; here the fault lasts)
     classroom["redis"].kill()  # Redis goes away mid-class
     classroom["redis"].wait(timeout=10)
     teacher.wait_for_selector("text=The link between the server processes is down", timeout=20000)
@@ -430,9 +548,8 @@ def test_a_send_reaches_students_on_both_processes_and_redis_can_come_and_go(cla
         set_model(page, "query", query)  # every student's page keeps working
         state.apply(query=int(query))
         page.wait_for_selector(f"text={weights_text(state)}", timeout=20000)
-    from app.redis_server import start_redis
-
-    classroom["redis"] = start_redis(classroom["redis_port"])  # and comes back
+    assert "Error" not in teacher.inner_text("text=link between the server processes")  # words, not errors
+    bus.paused = False  # and comes back
     teacher.wait_for_selector("text=Link between the server processes: up", timeout=20000)
     send_preset(teacher, students, "tired")
     teacher.wait_for_selector("text=2 on the head you sent", timeout=20000)

@@ -78,9 +78,16 @@ def test_nginx_template_renders_a_config_nginx_accepts():
             'Connection "upgrade"',
             "Host $http_host",
             "proxy_read_timeout",
-            "map $cookie_attn_backend $attn_backend",
-            '"127.0.0.1:5396" 127.0.0.1:5396;',
+            'map "$http_x_attn_own:$cookie_attn_backend" $attn_backend',
+            '":127.0.0.1:5396" attn_127_0_0_1_5396;',  # a student's backend, the others its backups ...
+            "upstream attn_127_0_0_1_5396 { server 127.0.0.1:5396 max_fails=1 fail_timeout=2s; "
+            "server 127.0.0.1:5397 backup; }",
+            '"1:127.0.0.1:5396" attn_127_0_0_1_5396_only;',  # ... or alone, for a page coming back to it
+            "upstream attn_127_0_0_1_5396_only { server 127.0.0.1:5396; }",
+            "server 127.0.0.1:5397 max_fails=1 fail_timeout=2s;",  # no new student to one that refuses
+            "proxy_next_upstream error timeout;",
             "proxy_pass http://$attn_backend;",
+            "attn_backend=$attn_answered;",  # the backend that answered, after any retry
         ):
             assert needle in text
         conf.write_text(text)

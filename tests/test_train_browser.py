@@ -174,3 +174,19 @@ def test_exported_file_trains_offline(page, exported, artifacts, numpy_line, tmp
     train_it_yourself(page, lab, artifacts, "export", numpy_line, tmp_path, axe="#training-lab")
     assert errors == []
     assert requests == []
+
+
+def test_a_page_that_cannot_start_a_worker_trains_in_the_page(page, exported):
+    """Where a browser would not start a Web Worker, the same chunked loop runs in the page, and says so."""
+    errors = watch(page)
+    page.add_init_script("delete window.Worker;")
+    page.goto(exported)
+    panel = page.locator("#training-lab details.lab-train")
+    panel.wait_for(timeout=30_000)
+    panel.locator("summary").click()
+    panel.locator("input.lab-train-steps").fill("20")
+    panel.locator("button.lab-train-go").click()
+    assert "in the page: this browser would not start a background worker" in status(panel)
+    panel.locator("button.lab-train-go:not([disabled])").wait_for(timeout=60_000)
+    assert status(panel).endswith(final_line(train(RUNS["previous-token"], seed=0, steps=20, record=False)))
+    assert errors == []

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import os
 import socket
 import time
@@ -39,8 +40,8 @@ REDIS_URL_ENV = "ATTN_REDIS_URL"  # set by the launcher when the server runs as 
 SEND_CHANNEL = "attn:send"
 CLASS_CHANNEL = "attn:class"
 LAST_SEND_KEY = "attn:last-send"
-REPORT_EVERY = 0.25  # s: a process reports a change in its class at most this often ...
-HEARTBEAT = 1.0  # s: ... and at least this often, so the teacher sees a process that went away
+REPORT_EVERY = 0.2  # s: a process reports a change in its class at most this often ...
+HEARTBEAT = 0.5  # s: ... and at least this often, so the teacher sees a student or process that went away
 STALE_AFTER = 3.0  # s: a process not heard from for this long no longer counts
 RETRY = 0.5  # s between attempts to reach Redis again
 
@@ -53,13 +54,28 @@ class Send:
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     at: float = field(default_factory=time.time)
 
+    def to_dict(self) -> dict:
+        return {"id": self.id, "at": self.at, "params": self.params}
+
     def to_json(self) -> str:
-        return json.dumps({"id": self.id, "at": self.at, "params": self.params})
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data) -> Send:
+        """A send from its dict; ValueError when it is not one (a page's copy is checked as input)."""
+        if not isinstance(data, dict) or not isinstance(data.get("params"), dict):
+            raise ValueError("not a send")
+        params = data["params"]
+        if len(params) > 40 or not all(isinstance(k, str) and isinstance(v, str) for k, v in params.items()):
+            raise ValueError("not a head's parameters")
+        at = float(data["at"])
+        if not math.isfinite(at):
+            raise ValueError("not a time")
+        return cls(params=dict(params), id=str(data["id"])[:40], at=at)
 
     @classmethod
     def from_json(cls, text) -> Send:
-        data = json.loads(text)
-        return cls(params=dict(data["params"]), id=str(data["id"]), at=float(data["at"]))
+        return cls.from_dict(json.loads(text))
 
 
 def top_key(state, query_label: str | None) -> str | None:
@@ -83,6 +99,7 @@ class Student:
         self.deliver = deliver
         self.connected = connected
         self.on_head: dict | None = None  # the encoded head last sent, as this student received it
+        self.went_back = False  # pressed "Back to my head" since the last send
         self.bus: ClassBus | None = None
         self._info: tuple[bool, str | None] | None = None
         state.param.watch(self._changed, ["head", "query"])
@@ -92,11 +109,19 @@ class Student:
         if self.bus is not None:
             self.bus.dirty = True
 
-    def received(self) -> None:
-        """Call once the last send is on this student's page (or the student left it again)."""
-        self.on_head = encode(self.state)
+    def received(self, head: dict | None = None) -> None:
+        """Call once a send is on this student's page (`head`: the send as this page loaded it, encoded;
+        by default the head on the page now)."""
+        self.on_head = head if head is not None else encode(self.state)
+        self.went_back = False
         self._changed()
-        self._info = (True, None)  # on it by definition: the class report need not encode every head again
+        if head is None:
+            self._info = (True, None)  # on it by definition: the class report need not encode every head
+
+    def back(self) -> None:
+        """Call when the student went back to their own head."""
+        self.went_back = True
+        self._changed()
 
     def info(self, query_label: str | None) -> tuple[bool, str | None]:
         """(still on the head last sent, the key the class's query row weighs most)."""
@@ -110,16 +135,18 @@ def summarise(students, send: Send | None, proc: str) -> dict:
     """What one process tells the teacher about its students."""
     query_label = (send.params.get("query") or None) if send else None
     live = [s for s in students if s.connected()]
-    on_sent, tops = 0, Counter()
+    on_sent, back, tops = 0, 0, Counter()
     for s in live:
         on, key = s.info(query_label)
         on_sent += bool(on and send is not None)
+        back += bool(s.went_back and not on and send is not None)
         if key is not None:
             tops[key] += 1
     return {
         "proc": proc,
         "students": len(live),
         "on_sent": on_sent,
+        "back": back,
         "send_id": send.id if send else None,
         "top": dict(tops),
         "t": time.time(),
@@ -129,7 +156,9 @@ def summarise(students, send: Send | None, proc: str) -> dict:
 def add_up(summaries: list[dict], send: Send | None, order: list[str] | None = None) -> dict:
     """The class at a glance from every process's summary."""
     students = sum(s["students"] for s in summaries)
-    on_sent = sum(s["on_sent"] for s in summaries if send is not None and s["send_id"] == send.id)
+    current = [s for s in summaries if send is not None and s["send_id"] == send.id]
+    on_sent = sum(s["on_sent"] for s in current)
+    back = sum(s.get("back", 0) for s in current)
     tops: Counter = Counter()
     for s in summaries:
         tops.update(s["top"])
@@ -138,7 +167,8 @@ def add_up(summaries: list[dict], send: Send | None, order: list[str] | None = N
     return {
         "students": students,
         "on_sent": on_sent if send else None,
-        "changed": students - on_sent if send else None,
+        "back": back if send else None,
+        "changed": students - on_sent - back if send else None,
         "top": {k: tops[k] for k in keys},
         "processes": len(summaries),
     }
@@ -172,7 +202,7 @@ class ClassBus:
         student.bus = self
         self.students[id(student)] = student
         self.dirty = True
-        self._start()
+        self.start()
 
     def leave(self, student: Student) -> None:
         self.students.pop(id(student), None)
@@ -188,6 +218,16 @@ class ClassBus:
         else:
             self._spawn(self._publish_send(send))
         return send
+
+    def remember(self, send: Send) -> None:
+        """A send the teacher's page brought back after its server process was started again: kept as the
+        last one (for latecomers and the counts) when this process knows none, but not delivered again."""
+        if self.last_send is not None:
+            return
+        self.last_send = send
+        self.dirty = True
+        if not self.local:
+            self._spawn(self._write(lambda client: client.set(LAST_SEND_KEY, send.to_json(), nx=True)))
 
     def _receive(self, send: Send) -> None:
         if self.last_send is not None and self.last_send.id == send.id:
@@ -228,7 +268,8 @@ class ClassBus:
         except (redis.RedisError, OSError, ValueError, KeyError) as exc:
             self.last_error = str(exc)
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Join the other processes on Redis (from the first student or teacher's page of this process on)."""
         if self.local or self._tasks:
             return
         self._tasks = [self._spawn(self._listen()), self._spawn(self._report())]

@@ -13,6 +13,11 @@ once with what it means; a new message is a new property, not a `tags` entry or 
 * `presses`, server → page: how many presses of the lesson's buttons (widgets/lesson_view.py: the walk's,
   Check, Reveal, Next question…) the server has applied. The page draws a press at once, on top of the
   server's state, until this count says the server has it; it changes in the same message as `state`.
+* `classroom`, server → page: where the page stands in the class, as JSON, kept by the page so that it can
+  come back as it was should its server process die (static/rejoin.js sends it back in the address of a
+  new session: widgets/class_link.py CAME_BACK). On a student's page `ClassLink.published` (the teacher's
+  send on show, the head to go back to, whether the student went back, the last send met); on the
+  teacher's, `TeacherDesk.published` (the last send). "{}" on a page outside a class.
 * `drawn_by`, page ↔ server: who draws a student's own moves (a token slider, the query, a switch).
   "server" until the page's `follow` is set up, which makes it "page"; the page puts it back to "server"
   should its drawing fail. While it is "page", the server applies a drag to its state but sends nothing of
@@ -35,6 +40,7 @@ class HeadChannel(DataModel):
     state = JSON(default="{}", help="the server's head, as JSON (HeadState.as_data)")
     drawn_by = Enum(SERVER, PAGE, default=SERVER, help="who draws a student's own moves")
     presses = Int(default=0, help="the lesson's button presses the server has applied")
+    classroom = JSON(default="{}", help="where the page stands in the class, as JSON (static/rejoin.js)")
 
     def __init__(self, **kwargs):
         kwargs.setdefault("name", "head-channel")

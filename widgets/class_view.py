@@ -3,8 +3,6 @@ student's query row puts its largest weight.  Redrawn in place twice a second fr
 
 from __future__ import annotations
 
-import html
-
 import panel as pn
 from bokeh.models import AdaptiveTicker, ColumnDataSource, Div, FactorRange
 from bokeh.plotting import figure
@@ -13,7 +11,7 @@ from widgets.broadcast import ClassBus
 from widgets.matrix_plot import titled
 from widgets.style import fluid_figure
 
-REFRESH_MS = 500
+REFRESH_MS = 250  # with the processes' reports (widgets/broadcast.py HEARTBEAT), a change shows within 1 s
 
 
 def counts_html(view: dict) -> str:
@@ -24,18 +22,21 @@ def counts_html(view: dict) -> str:
     else:
         parts.append(f"<b>{view['on_sent']}</b> on the head you sent")
         parts.append(f"<b>{view['changed']}</b> changed it")
+        if view.get("back"):
+            parts.append(f"<b>{view['back']}</b> went back to their own")
     return " · ".join(parts)
 
 
 def link_html(bus: ClassBus, view: dict) -> str:
+    """The link between the server processes, in words (the client's own error goes to the server's log)."""
     if bus.local:
         return "One server process: the class is all here."
     if view["link_up"]:
         return f"Link between the server processes: up ({view['processes']} reporting)."
     return (
-        '<span class="alert"><b>The link between the server processes is down</b> '
-        f"({html.escape(bus.last_error[:80])}). Students keep working; sends and this view come back "
-        "as soon as Redis does.</span>"
+        '<span class="alert"><b>The link between the server processes is down</b>: Redis, which carries it, '
+        "is not answering, and the launcher is starting it again. Students keep working; sends and this "
+        "view come back as soon as it does.</span>"
     )
 
 
@@ -54,6 +55,7 @@ class ClassView(pn.viewable.Viewer):
     def __init__(self, bus: ClassBus, order=lambda: [], **params):
         super().__init__(**params)
         self.bus = bus
+        bus.start()  # a teacher's page on a process without students yet (one started again) hears the class
         self.order = order  # the teacher's token labels: the bars keep the head's order
         self.counts = Div(text="", name="class-counts", styles={"font-size": "17px"})
         self.link = Div(text="", name="class-link-state")
@@ -77,9 +79,16 @@ class ClassView(pn.viewable.Viewer):
         self.refresh()
         doc = pn.state.curdoc
         if doc is not None and doc.session_context is not None:
-            # Bokeh's own periodic callback (runs under the document's lock, ends with the session);
-            # Panel's one tracks a busy state that fails for a session whose page never connected
-            doc.add_periodic_callback(self.refresh, REFRESH_MS)
+            # From the moment the page says it is ready: Panel drops the changes made in a hold before then
+            # (the page is sent the whole document when it connects), and one made after the page pulled the
+            # document but before it was ready would never reach it; the next refresh writes the same text.
+            pn.state.onload(lambda: self._keep_current(doc))
+
+    def _keep_current(self, doc) -> None:
+        self.refresh()
+        # Bokeh's own periodic callback (runs under the document's lock, ends with the session);
+        # Panel's one tracks a busy state that fails for a session whose page never connected
+        doc.add_periodic_callback(self.refresh, REFRESH_MS)
 
     def refresh(self) -> None:
         view = self.bus.class_view(list(self.order()))

@@ -106,8 +106,15 @@ def query_options(labels) -> list[tuple[str, str]]:
 NORMALISER_LABELS = dict(zip(SWITCH["normaliser"].choices, SWITCH["normaliser"].choice_labels))
 
 
-def preset_options() -> list[tuple[str, str]]:
-    return [(name, p.title) for name, p in PRESETS.items()] + [(CUSTOM, "(your own edits)")]
+# a served student's preset box, while on a head the teacher sent (widgets/class_link.py)
+TEACHERS = "teachers-head"
+TEACHERS_NOTE = "<p class='note'>Your teacher's head, as they sent it. Change anything and it is yours.</p>"
+
+
+def preset_options(teachers: bool = False) -> list[tuple[str, str]]:
+    """The preset box's entries; `teachers`: with one for a head the teacher sent."""
+    extra = [(TEACHERS, "Your teacher's head")] if teachers else []
+    return [(name, p.title) for name, p in PRESETS.items()] + extra + [(CUSTOM, "(your own edits)")]
 
 
 def ablation_notes() -> str:

@@ -28,7 +28,10 @@ from core.options import SWITCHES
 from widgets.channel import PAGE, HeadChannel
 from widgets.controls import (
     CUSTOM,
+    TEACHERS,
+    TEACHERS_NOTE,
     preset_note,
+    preset_options,
     query_options,
     set_changed,
     show_value,
@@ -101,7 +104,7 @@ class HeadExplorer(pn.viewable.Viewer):
                 widget.on_change("value", self._guard(self._needs_number(s.label, apply_number)))
             else:
                 widget.on_change("active", self._guard(partial(self._apply_widget, s.name, widget)))
-        c.preset.on_change("value", self._guard(lambda new: new != CUSTOM and self.state.load(new)))
+        c.preset.on_change("value", self._guard(self._pick_preset))
         c.reset.on_click(lambda event: self._press(self.state.reset))
         self._wire_sliders()
         self._wire_lesson()
@@ -140,6 +143,12 @@ class HeadExplorer(pn.viewable.Viewer):
                     self._publish()
 
         self._press(run)
+
+    def _pick_preset(self, name: str) -> None:
+        if name == TEACHERS:  # not a preset: the box goes back to what the head is
+            self._sync_preset()
+        elif name != CUSTOM:
+            self.state.load(name)
 
     def _apply_option(self, name: str, value) -> None:
         self.state.apply(**{name: value})
@@ -273,8 +282,27 @@ class HeadExplorer(pn.viewable.Viewer):
             query.update(encode(self.state))
             location.search = "?" + urlencode(query)
 
+    _teachers_head = False  # a custom head the teacher sent is on show (show_teachers_head)
+
+    def show_teachers_head(self, on: bool) -> None:
+        """(widgets/class_link.py) While the head on show is the one the teacher sent, a head of no preset
+        shows in the preset box and its note as "Your teacher's head", not as the student's own edits."""
+        if on != self._teachers_head:
+            self._teachers_head = on
+            if on:
+                set_changed(self.page.controls.preset, options=preset_options(teachers=True))
+            self._sync_preset()
+
+    def _preset_shown(self) -> tuple[str, str]:
+        name = self.state.preset
+        if not name and self._teachers_head:
+            return TEACHERS, TEACHERS_NOTE
+        return name or CUSTOM, preset_note(name)
+
     def _sync_preset(self) -> None:
-        if self.page.controls.preset.value != (self.state.preset or CUSTOM):
+        value, note = self._preset_shown()
+        c = self.page.controls
+        if c.preset.value != value or c.note.text != note:
             self._syncing = True
             try:
                 self._show_preset()
@@ -283,8 +311,9 @@ class HeadExplorer(pn.viewable.Viewer):
 
     def _show_preset(self) -> None:
         c = self.page.controls
-        set_changed(c.preset, value=self.state.preset or CUSTOM)
-        set_changed(c.note, text=preset_note(self.state.preset))
+        value, note = self._preset_shown()
+        set_changed(c.preset, value=value)
+        set_changed(c.note, text=note)
 
     def _sync_controls(self, reshape: bool, changed: set) -> None:
         """Make the controls show the state after a change that did not come from them."""

@@ -54,5 +54,9 @@ FIGURE_MIN_WIDTH = 280
 def fluid_figure(width: int, height: int) -> dict:
     """figure() sizes for a figure that takes the width it is given, from FIGURE_MIN_WIDTH up to `width`
     (its titles and legends must fit the narrowest)."""
-    return {"sizing_mode": "stretch_width", "min_width": FIGURE_MIN_WIDTH, "max_width": width,
-            "height": height}
+    return {
+        "sizing_mode": "stretch_width",
+        "min_width": FIGURE_MIN_WIDTH,
+        "max_width": width,
+        "height": height,
+    }

@@ -1,16 +1,23 @@
 """The teacher's desk above the explorer: the students' address as a QR code, "send this head to every
-student", and the class at a glance."""
+student", and the class at a glance.
+
+Like a student's page (widgets/class_link.py), the teacher's page keeps its own copy of where the class
+stands (`published`: the last send), so that it comes back as it was should its server process die: the
+send is kept for latecomers and the counts even by a server process started afresh.
+"""
 
 from __future__ import annotations
 
 import html
+import json
 import time
 
 import panel as pn
 from bokeh.models import Div
 
 from widgets import qr_code as qr
-from widgets.broadcast import ClassBus, class_bus
+from widgets.broadcast import ClassBus, Send, class_bus
+from widgets.class_link import came_back
 from widgets.class_view import ClassView
 from widgets.style import FIGURE_MIN_WIDTH
 from widgets.url_state import encode
@@ -19,16 +26,29 @@ CONFIRM_MS = 1500  # a send through Redis comes back to this process well within
 
 
 class TeacherDesk(pn.viewable.Viewer):
-    def __init__(self, state, student_url: str, bus: ClassBus | None = None, **params):
+    def __init__(
+        self, state, student_url: str, bus: ClassBus | None = None, session_args=None, channel=None, **params
+    ):
         super().__init__(**params)
         self.state = state
+        self.channel = channel  # the page's channel (widgets/channel.py): where it keeps the class's state
         self.bus = bus or class_bus()
+        resumed = came_back(session_args)
+        if resumed is not None and resumed.get("last"):
+            try:
+                self.bus.remember(Send.from_dict(resumed["last"]))
+            except (ValueError, KeyError, TypeError):
+                pass  # a copy that does not read: the class goes on without it
         self.student_url = student_url
         self.send_button = pn.widgets.Button(
             label="Send this head to every student", color="primary", height=44, width=300
         )
         self.send_button.on_click(lambda event: self.send())
         self.status = Div(text="", name="send-status")  # Bokeh's: see widgets/class_link.py
+        last = self.bus.last_send
+        if last is not None:
+            self.status.text = f"Last sent at {time.strftime('%H:%M:%S', time.localtime(last.at))}."
+        self._publish()
         self.class_view = ClassView(self.bus, order=lambda: self.state.labels)
         self.qr = pn.pane.HTML(
             f'<figure class="students-address">{qr.svg(student_url, scale=9)}'
@@ -52,10 +72,20 @@ class TeacherDesk(pn.viewable.Viewer):
             self.status.text = "Sending…"
             doc.add_timeout_callback(lambda: self._confirm(sent), CONFIRM_MS)
 
+    def published(self) -> dict:
+        """Where the class stands, as the teacher's page keeps it (static/rejoin.js sends it back)."""
+        last = self.bus.last_send
+        return {"last": last.to_dict() if last is not None else None}
+
+    def _publish(self) -> None:
+        if self.channel is not None:
+            self.channel.classroom = json.dumps(self.published())
+
     def _confirm(self, sent) -> None:
         if self.bus.last_send is not None and self.bus.last_send.id == sent.id:
             when = time.strftime("%H:%M:%S", time.localtime(sent.at))
             self.status.text = f"Sent at {when} to every connected student; the counts say who has it."
+            self._publish()
         else:
             self.status.text = (
                 '<span class="alert">Not sent: the link between the server processes went down. '
