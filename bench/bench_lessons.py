@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from bench_latency import serve  # noqa: E402
-from common import load_average, write_results  # noqa: E402
+from common import block_all_but, load_average, write_results  # noqa: E402
 from conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 
 from app.export import export  # noqa: E402
@@ -127,7 +127,11 @@ JS_CYCLE = """async ({value, step}) => {
 
 
 def open_page(browser, url: str):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    """A fresh tab, offline but for the page's own server (the export asks for nothing)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    served = url.split("?")[0].rsplit("/", 1)[0] if url.startswith("http") else "file:"
+    page = context.new_page()
+    page.blocked = block_all_but(context, ("file:", "data:", "blob:", served))
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(url)
@@ -137,7 +141,12 @@ def open_page(browser, url: str):
         ".get_model_by_name('reveal'))",
         timeout=60000,
     )
-    page.wait_for_timeout(1000)  # the export's later roots, the served page's own drawing, set up
+    # the served page's own drawing set up (the export's binding is, once its `reveal` has a view)
+    page.wait_for_function(
+        "() => { const c = Bokeh.documents[0].get_model_by_name('head-channel');"
+        " return !c || c.drawn_by === 'page'; }",
+        timeout=60000,
+    )
     page.evaluate(
         "() => { const c = Bokeh.documents[0].get_model_by_name('head-channel');"
         " window.__presses = c ? c.presses : 0; }"
@@ -156,8 +165,8 @@ def one_round(browser, kind: str, url: str, cycles: int) -> dict:
         if k >= 3:
             for name in times:
                 times[name].append(got[name])
-    errors = list(page.errors)
-    page.close()
+    errors = list(page.errors) + [f"blocked {u}" for u in page.blocked]
+    page.context.close()
     return {"kind": kind, "times": times, "errors": errors}
 
 

@@ -170,7 +170,8 @@ def walk_step(head: Head, i: int, labels, k: int) -> WalkStep:
             lead = f"No token comes after '{me}', so the mask changes nothing in its row."
             if T > 1:
                 offer = 0
-                lead += f" It matters most for '{labels[0]}', which it keeps from {T - 1} later token" + (
+                # (not "it": a token is often called 'it')
+                lead += f" The mask matters most for '{labels[0]}': it hides {T - 1} later token" + (
                     "s." if T > 2 else "."
                 )
             cells = {}

@@ -126,7 +126,7 @@
         lead = `No token comes after '${me}', so the mask changes nothing in its row.`;
         if (T > 1) {
           offer = 0;
-          lead += ` It matters most for '${labels[0]}', which it keeps from ${T - 1} later token` + (T > 2 ? 's.' : '.');
+          lead += ` The mask matters most for '${labels[0]}': it hides ${T - 1} later token` + (T > 2 ? 's.' : '.');
         }
         cells = {};
       }

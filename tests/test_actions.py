@@ -110,6 +110,7 @@ LINKS = (
     {"walk": "9", "exercise": "nope"},
     {"preset": "tired", "exercise": "no-mask", "walk": "4"},
     {"exercise": "future-rows", "query": "cat"},
+    *({"exercise": name} for name in QUESTIONS),  # every question by its link
 )
 
 # Links drawn part by part: every key the served app reads, with good and malformed values.

@@ -300,3 +300,22 @@ def test_links_open_a_question_in_predict_mode_and_the_walk_at_a_step():
         "the link's 'walk' should be a step from 1 to 6, so it was left at its default",
         "the link's 'exercise' names no question ('nope'), so it was left at its default",
     ]
+
+
+@pytest.mark.parametrize("name", list(QUESTIONS))
+def test_every_question_opens_by_its_link_in_predict_mode_and_its_preset_by_link_as_the_answer(name):
+    """exercise=NAME: the question open, nothing revealed, the head on screen the one before the change;
+    preset=NAME (for the questions that are presets): the head after the change, no question."""
+    from widgets.state import HeadState
+    from widgets.url_state import apply_params
+
+    posed = pose(name)
+    s = HeadState()
+    assert apply_params(s, {"exercise": name}) == []
+    assert (s.question, s.revealed, s.prediction) == (name, False, None)
+    assert np.allclose(s.head.weights, posed.before.weights, equal_nan=True)
+    if name in PRESETS:
+        s = HeadState()
+        assert apply_params(s, {"preset": name}) == []
+        assert (s.preset, s.question) == (name, "")
+        assert np.allclose(s.head.weights, posed.after.weights, equal_nan=True)

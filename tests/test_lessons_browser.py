@@ -30,6 +30,7 @@ ROW = """(row) => {
   const n = Math.round(Math.sqrt(text.length));
   return text.slice(row * n, (row + 1) * n);
 }"""
+CHANNEL = "Bokeh.documents[0].get_model_by_name('head-channel')"
 FOCUSED = """() => {
   let el = document.activeElement;
   while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
@@ -160,7 +161,8 @@ def test_served_page_draws_a_walk_step_and_an_answer_while_the_server_is_paused(
     url, proc = served
     open_page(page, url, "walk=2&exercise=no-mask")
     see(page, "Step 2 of 6")
-    page.wait_for_timeout(500)  # the page's own binding has taken over (it marks the sliders' box)
+    page.wait_for_function(f"() => {CHANNEL}.drawn_by === 'page'")  # the page's own binding has taken over
+    applied = page.evaluate(f"() => {CHANNEL}.presses")
     os.kill(proc.pid, signal.SIGSTOP)
     try:
         page.get_by_role("button", name="Next step").click()
@@ -171,7 +173,8 @@ def test_served_page_draws_a_walk_step_and_an_answer_while_the_server_is_paused(
         row_shows(page, 0, ["0.14", "0.14", "0.58", "0.14"])  # the mask is off: 'The' reads later tokens
     finally:
         os.kill(proc.pid, signal.SIGCONT)
-    page.wait_for_timeout(1000)  # the server's answers, with the same numbers, change nothing on screen
+    # the server applies both presses; its answers, with the same numbers, change nothing on screen
+    page.wait_for_function(f"(n) => {CHANNEL}.presses >= n", arg=applied + 2, timeout=20_000)
     see(page, "Step 3 of 6")
     see(page, "1 of 1 prediction right on this page")
     row_shows(page, 0, ["0.14", "0.14", "0.58", "0.14"])
