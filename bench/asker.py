@@ -23,7 +23,27 @@ CARD = ("class-question", "class-answer", "class-answer-status", "class-question
 DESK = ("class-ask-pick", "class-ask", "class-reveal", "class-close", "class-answers", "class-answered")
 
 
-class AskStudent(ClassWire):
+class Waits:
+    """`until(predicate, timeout)`: wait for what the page shows, woken by each message that changes it."""
+
+    changed: asyncio.Event
+    closed: bool
+
+    async def until(self, predicate, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            left = deadline - time.monotonic()
+            if left <= 0 or self.closed:
+                return False
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), left)
+            except TimeoutError:
+                return predicate()
+        return True
+
+
+class AskStudent(Waits, ClassWire):
     NAMES = (*ClassWire.NAMES, *CARD)
 
     def __init__(self, *args, **kwargs):
@@ -73,21 +93,8 @@ class AskStudent(ClassWire):
         """Pick `choice` (an index; anything else is a malformed answer the server must refuse)."""
         await self.set("class-answer", "active", choice)
 
-    async def until(self, predicate, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            left = deadline - time.monotonic()
-            if left <= 0 or self.closed:
-                return False
-            self.changed.clear()
-            try:
-                await asyncio.wait_for(self.changed.wait(), left)
-            except TimeoutError:
-                return predicate()
-        return True
 
-
-class AskTeacher(Wire):
+class AskTeacher(Waits, Wire):
     NAMES = (*Wire.NAMES, *DESK)
 
     def __init__(self, *args, **kwargs):
@@ -134,16 +141,3 @@ class AskTeacher(Wire):
         await self.send(
             "PATCH-DOC", {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": event}]}
         )
-
-    async def until(self, predicate, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            left = deadline - time.monotonic()
-            if left <= 0 or self.closed:
-                return False
-            self.changed.clear()
-            try:
-                await asyncio.wait_for(self.changed.wait(), left)
-            except TimeoutError:
-                return predicate()
-        return True

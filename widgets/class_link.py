@@ -184,10 +184,7 @@ class ClassLink(pn.viewable.Viewer):
 
     def _deliver_question(self, message: dict) -> None:
         """Called by the bus on the server's loop: show the question inside this session's document lock."""
-        if self.doc is not None and getattr(self.doc, "session_context", None) is not None:
-            self.doc.add_next_tick_callback(partial(self._question_arrived, message))
-        else:
-            self._question_arrived(message)
+        self._in_session(self._question_arrived, message)
 
     def _question_arrived(self, message: dict) -> None:
         with set_curdoc(self.doc), pn.io.hold():
@@ -210,10 +207,14 @@ class ClassLink(pn.viewable.Viewer):
 
     def _deliver(self, send: Send) -> None:
         """Called by the bus on the server's loop: apply the send inside this session's document lock."""
+        self._in_session(self.receive, send)
+
+    def _in_session(self, apply, message) -> None:
+        """`apply(message)` on this session's next tick (under its document's lock), or now without one."""
         if self.doc is not None and getattr(self.doc, "session_context", None) is not None:
-            self.doc.add_next_tick_callback(partial(self.receive, send))
+            self.doc.add_next_tick_callback(partial(apply, message))
         else:
-            self.receive(send)
+            apply(message)
 
     def receive(self, send: Send) -> None:
         if send.id == self.seen:  # one this page has (a process started again may hear it after its pages)
