@@ -142,3 +142,16 @@ def test_a_page_that_comes_back_gets_the_open_question_with_its_own_answer():
     other = ClassLink(HeadState(), bus=bus, session_args={"class": [json.dumps(forged).encode()]})
     assert other.card.own is None and other.card.layout.visible
     assert bus.question["state"] == OPEN
+
+
+def test_with_the_link_between_processes_down_the_desk_says_so_and_asks_nothing():
+    bus = ClassBus()
+    links, desk = round_trip(bus, 1)
+    bus.link_up = False  # (as when Redis is not answering)
+    desk.question_desk.ask()
+    assert bus.question is None
+    assert "link between the server processes is down" in desk.question_desk.alert.text
+    bus.link_up = True
+    desk.question_desk.ask()
+    assert bus.question["state"] == OPEN and desk.question_desk.alert.text == ""
+    assert links[0].card.layout.visible

@@ -101,7 +101,10 @@ def read_question_message(data) -> dict:
         data = json.loads(data)
     if not isinstance(data, dict) or data.get("state") not in (OPEN, REVEALED, CLOSED):
         raise ValueError("not a question message")
-    at = float(data.get("at", 0))
+    try:
+        at = float(data.get("at", 0))
+    except (TypeError, ValueError):
+        raise ValueError("not a question message's time") from None
     if data["state"] == CLOSED:
         return question_message(CLOSED, None) | {"at": at}
     question = read_question(data.get("question"))

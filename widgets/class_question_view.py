@@ -215,6 +215,7 @@ class QuestionDesk:
         self.close_button.on_click(lambda event: self.close())
         texts = sheet()
         self.asked = text_panel("", texts, name="class-asked", **WIDTH)
+        self.alert = text_panel("", texts, name="class-ask-alert", **WIDTH)  # what could not be done, and why
         self.count = text_panel("", texts, name="class-answered", **WIDTH)
         self.table = text_panel("", texts, name="class-answers-table", **WIDTH)
         self.source = ColumnDataSource({"choice": [], "students": [], "colour": []}, name="class-answers")
@@ -240,6 +241,7 @@ class QuestionDesk:
         self.layout = column(
             row(self.pick, styles=WRAP),
             row(self.ask_button, self.reveal_button, self.close_button, styles=WRAP),
+            self.alert,
             self.asked,
             self.results,
             name="class-question-desk",
@@ -251,26 +253,40 @@ class QuestionDesk:
 
     # -- the teacher's buttons -----------------------------------------------------------------------------
 
+    def _link_down(self) -> bool:
+        """Whether the link between the processes is down (then nothing is done, and the desk says so)."""
+        down = not self.bus.link_up
+        set_changed(
+            self.alert,
+            text='<p class="alert" role="alert">Not done: the link between the server processes is down. Try '
+            "again once it is back.</p>"
+            if down
+            else "",
+        )
+        return down
+
     def ask(self) -> None:
+        if self._link_down():
+            return
         name = self.pick.value
         if name == TOP_KEY:
             question = ask_top_key(self.state.head, self.state.labels, self.state.query)
         elif name in QUESTIONS:
             question = ask(name)
         else:
-            self.asked.text = '<p class="alert">Pick a question of the list first.</p>'
+            self.alert.text = '<p class="alert" role="alert">Pick a question of the list first.</p>'
             return
         self.bus.publish_question(question_message(OPEN, question))
 
     def reveal(self) -> None:
         m = self.bus.question
-        if m is None or m["state"] != OPEN:
+        if m is None or m["state"] != OPEN or self._link_down():
             return
         counts = self.bus.class_view().get("tally") or [0] * len(m["question"]["choices"])
         self.bus.publish_question(question_message(REVEALED, m["question"], counts))
 
     def close(self) -> None:
-        if self.bus.question is not None and self.bus.question["state"] != CLOSED:
+        if self.bus.question is not None and self.bus.question["state"] != CLOSED and not self._link_down():
             self.bus.publish_question(question_message(CLOSED, None))
 
     # -- kept current by the class view's refresh (widgets/class_view.py) ----------------------------------
