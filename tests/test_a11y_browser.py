@@ -442,7 +442,13 @@ def test_teacher_page_has_no_axe_violations(page, teacher_page_url, artifacts):
     page.locator('details[data-figure="class-chart"]').get_by_text("No student's row yet.").wait_for()
     assert axe_violations(page) == []
     seen = keyboard_walk(page)
-    assert seen[:2] == ["Send this head to every student", "The class as a table"]  # the desk comes first
+    # the desk comes first: the send, the question for the class (Reveal and Close wait for a question)
+    assert seen[:4] == [
+        "Send this head to every student",
+        "Question for the class",
+        "Ask the class",
+        "The class as a table",
+    ]
     for width in (ZOOMED["width"], 390):  # 200 % zoom, a phone: the class under the code, all on screen
         page.set_viewport_size({"width": width, "height": ZOOMED["height"]})
         page.wait_for_timeout(400)

@@ -153,7 +153,7 @@ def test_a_students_page_and_the_teachers_in_a_browser(class_of_two, chromium, a
     for page in (teacher, student):
         page.wait_for_selector("text=weights = [0.13, 0.56, 0.14, 0.18]", timeout=60000)
     label = dict(bank_options())["no-scaling"]
-    teacher.get_by_role("combobox", name="Ask the class").select_option(label=label)
+    teacher.get_by_role("combobox", name="Question for the class").select_option(label=label)
     teacher.get_by_role("button", name="Ask the class").click()
     student.wait_for_selector("text=Your teacher asks the class", timeout=30000)
     assert student.get_by_text("Will that weight go up, go down or stay the same").is_visible()

@@ -205,7 +205,11 @@ class QuestionDesk:
         self.bus, self.state = bus, state
         buttons = InlineStyleSheet(css=PRIMARY_CSS)
         self.pick = Select(
-            title="Ask the class", value=TOP_KEY, options=bank_options(), name="class-ask-pick", **WIDTH
+            title="Question for the class",
+            value=TOP_KEY,
+            options=bank_options(),
+            name="class-ask-pick",
+            width=300,
         )
         self.ask_button = primary("Ask the class", "class-ask", buttons)
         self.reveal_button = Button(label="Reveal the answer", name="class-reveal", disabled=True)
@@ -239,8 +243,11 @@ class QuestionDesk:
         drop_grid(self.chart)
         self.results = column(self.count, self.chart, self.table, visible=False, **WIDTH)
         self.layout = column(
-            row(self.pick, styles=WRAP),
-            row(self.ask_button, self.reveal_button, self.close_button, styles=WRAP),
+            self.pick,
+            # two rows, not one of three: a phone's width takes two buttons side by side, and a Bokeh row
+            # is as wide as its buttons
+            row(self.ask_button, self.reveal_button, styles=WRAP),
+            row(self.close_button, styles=WRAP),
             self.alert,
             self.asked,
             self.results,

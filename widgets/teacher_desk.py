@@ -120,15 +120,12 @@ class TeacherDesk(pn.viewable.Viewer):
                 self.send_button,
                 pn.pane.Bokeh(self.status),
                 self.class_view,
-                sizing_mode="stretch_width",
-                min_width=FIGURE_MIN_WIDTH,
-                max_width=620,
-            ),
-            pn.Column(
+                # under the class view, not a column of its own: Panel adds up a row's children's least
+                # widths, and two columns of 280 made the page wider than a phone
                 pn.pane.Bokeh(self.question_desk.layout),
                 sizing_mode="stretch_width",
                 min_width=FIGURE_MIN_WIDTH,
-                max_width=560,
+                max_width=620,
             ),
             css_classes=["teacher-desk"],
             sizing_mode="stretch_width",
