@@ -219,7 +219,8 @@ class QuestionDesk:
         self.close_button.on_click(lambda event: self.close())
         texts = sheet()
         self.asked = text_panel("", texts, name="class-asked", **WIDTH)
-        self.alert = text_panel("", texts, name="class-ask-alert", **WIDTH)  # what could not be done, and why
+        # what could not be done, and why (no room while empty)
+        self.alert = text_panel("", texts, name="class-ask-alert", margin=(0, 5, 0, 5), **WIDTH)
         self.count = text_panel("", texts, name="class-answered", **WIDTH)
         self.table = text_panel("", texts, name="class-answers-table", **WIDTH)
         self.source = ColumnDataSource({"choice": [], "students": [], "colour": []}, name="class-answers")
