@@ -10,6 +10,10 @@ changed until the reveal; the reveal shows the answer and the class's distributi
 marked. On the teacher's page: which question, Ask / Reveal / Close, and the answers live (how many answered,
 a bar chart updated in place, and the same counts as a table in words). Nothing on the teacher's page names a
 student; before the reveal it does not say which answer is right (it is on the projector).
+
+The counts the reveal shows are the teacher's at the press: with several server processes, each reports its
+students' counts at most every 0.2 s (widgets/broadcast.py REPORT_EVERY), so an answer given in the last
+moment before Reveal may be on its student's page as theirs but missing from the counts.
 """
 
 from __future__ import annotations
