@@ -235,6 +235,8 @@ def open_page(page, url: str):
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(url)
     page.wait_for_function(READY, timeout=60_000)
+    for header in page.locator(".card-header").all():  # named by its title, which is drawn a little later
+        header.filter(has_text=re.compile(r"\S")).wait_for(timeout=30_000)
     return errors
 
 
