@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from app.export import export
 from core.presets import CHAPTER
 from tests.test_explorer_parity import assert_same
 from tests.test_export import Offline
@@ -30,10 +29,8 @@ MOVE = "([name, value]) => { " + FIND + " find(name).value = value; }"
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tiles") / "head.html"
-    export(out)
-    return out
+def exported(export_copy):
+    return export_copy / "head.html"
 
 
 def open_export(page, exported):
