@@ -14,6 +14,7 @@ correctness); the tests of the seam itself (marked `seam`) are skipped.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
@@ -224,9 +225,39 @@ def serve_process(app: str = "app/main.py", *extra: str, port: int | None = None
             out.close()
 
 
+@pytest.fixture(scope="session")
+def built_export(tmp_path_factory) -> Path:
+    """A folder holding the export (head.html, made by app/export.py's command line) and its fragment
+    (fragment.html), built once for the whole run and shared by every pytest-xdist worker: a build costs
+    seconds of CPU, and many modules open it. Tests copy what they change (`export_copy`)."""
+    from app.export import export, main
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the workers' common folder
+    folder = shared / "built-export"
+    with open(shared / "built-export.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker builds; the others wait for it, then read
+        if not (folder / "built").exists():
+            folder.mkdir(exist_ok=True)
+            assert main([str(folder / "head.html")]) == 0
+            export(folder / "fragment.html", fragment=True)
+            (folder / "built").touch()
+    return folder
+
+
 @pytest.fixture(scope="module")
+def export_copy(built_export, tmp_path_factory) -> Path:
+    """The module's own folder with a copy of the shared export and fragment, to write beside or change."""
+    folder = tmp_path_factory.mktemp("export")
+    for name in ("head.html", "fragment.html"):
+        shutil.copyfile(built_export / name, folder / name)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def served_app(tmp_path_factory):
-    """The explorer served for a whole test module; yields the URL of /main."""
+    """The explorer served for the whole run (one server for each pytest-xdist worker: a start costs seconds
+    of CPU); yields the URL of /main. Each page opens its own session, so tests share nothing else."""
     log = tmp_path_factory.mktemp("serve") / "panel.log"
     with serve(log=log) as base:
         yield f"{base}/main"

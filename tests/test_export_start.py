@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from app.export import LATER, export
+from app.export import LATER
 from core.presets import PRESETS
 from tests.test_export import assert_figures_match, open_page, wait_for_steps
 from widgets.state import HeadState
@@ -27,8 +27,8 @@ ROOTS = """() => Bokeh.documents[0].roots().filter((root) => root.name !== 'a11y
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    return export(tmp_path_factory.mktemp("export") / "head.html")
+def exported(export_copy):
+    return export_copy / "head.html"
 
 
 @pytest.mark.seam

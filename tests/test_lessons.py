@@ -319,3 +319,30 @@ def test_every_question_opens_by_its_link_in_predict_mode_and_its_preset_by_link
         assert apply_params(s, {"preset": name}) == []
         assert (s.preset, s.question) == (name, "")
         assert np.allclose(s.head.weights, posed.after.weights, equal_nan=True)
+
+
+def test_a_press_the_page_draws_sends_no_figure_again_and_one_it_does_not_sends_them():
+    """widgets/explorer.py: once the page draws (the channel's drawn_by), a lesson press sends the state, the
+    count of presses, the controls and texts, but no figure's source (BokehJS would repaint each, numbers
+    equal or not); while the server draws, it sends them."""
+    from bokeh.document import Document
+    from bokeh.models import ColumnDataSource
+
+    from widgets.channel import PAGE, SERVER
+    from widgets.explorer import HeadExplorer
+
+    sent = {}
+    for drawn_by in (PAGE, SERVER):
+        ex = HeadExplorer()
+        doc = Document()
+        for root in [*ex.page.roots.values(), ex.channel]:
+            doc.add_root(root)
+        ex.channel.drawn_by = drawn_by
+        ex.state.act({"do": "ask", "name": "exercise-1"})
+        events = []
+        doc.on_change(lambda event, events=events: events.append(event))
+        ex._lesson_press(lambda: {"do": "reveal"})
+        assert ex.state.revealed and ex.channel.presses == 1
+        sources = [e for e in events if isinstance(getattr(e, "model", None), ColumnDataSource)]
+        sent[drawn_by] = {e.attr for e in sources}
+    assert sent[PAGE] == set() and sent[SERVER] == {"data"}

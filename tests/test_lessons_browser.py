@@ -15,7 +15,6 @@ import signal
 import pytest
 from playwright.sync_api import expect
 
-from app.export import export
 from core.lessons import feedback, pose
 from core.presets import CHAPTER, EXERCISE_1
 from tests.conftest import serve_process
@@ -39,12 +38,12 @@ FOCUSED = """() => {
 
 
 @pytest.fixture(scope="module")
-def export_url(tmp_path_factory):
-    return export(tmp_path_factory.mktemp("lessons") / "head.html").as_uri()
+def export_url(built_export):
+    return (built_export / "head.html").as_uri()  # the run's shared export (tests/conftest.py), opened only
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory):  # its own server, not the run's shared one: a test here pauses it
     log = tmp_path_factory.mktemp("lessons-served") / "panel.log"
     with serve_process(log=log) as (base, proc):
         yield f"{base}/main", proc
@@ -133,7 +132,7 @@ def walk_by_keyboard(page, artifacts, name: str) -> None:
     page.get_by_role("button", name="Leave the walk").focus()
     page.keyboard.press("Enter")
     expect(page.get_by_role("button", name="Walk through the six steps")).to_be_visible(timeout=10_000)
-    assert page.get_by_text("Step 4 of 6").count() == 0
+    expect(page.get_by_text("Step 4 of 6")).to_have_count(0, timeout=10_000)  # (the text may go a task later)
     page.wait_for_function("() => document.activeElement !== document.body")
     assert page.evaluate(FOCUSED) == "Walk through the six steps"
     row_shows(page, 3, CHAPTER_ROW)

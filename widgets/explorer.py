@@ -83,6 +83,7 @@ class HeadExplorer(pn.viewable.Viewer):
         self._syncing = False  # True while the state writes into the controls
         self.latest = LatestWins(run=self._safely)  # in a burst only each control's newest value is computed
         self._dragging = False  # True while a slider move is applied: the URL waits for the release
+        self._pressing = False  # True while a lesson button's press is applied (the page has drawn it)
         self.channel = HeadChannel()  # the page's JavaScript and this server: the state, who draws a move
         self._wire_controls()
         if not self.editor_on_open:
@@ -137,8 +138,10 @@ class HeadExplorer(pn.viewable.Viewer):
         def run():
             with pn.io.hold():  # the new state and the count in one message: the page reads them together
                 try:
+                    self._pressing = True
                     self.state.act(action())
                 finally:
+                    self._pressing = False
                     self.channel.presses += 1
                     self._publish()
 
@@ -255,8 +258,11 @@ class HeadExplorer(pn.viewable.Viewer):
             self._sync_preset()
             return
         data = view_data(s.head, s.query, s.labels, s.dims, s.moved, s.before, lesson=lesson_of(s))
+        # A lesson press the page has drawn already: its figures are not sent again (BokehJS repaints a source
+        # sent whole even when its numbers are the same); the controls and texts are.
+        drawn = self._pressing and self.channel.drawn_by == PAGE and not reshape
         with pn.io.hold():
-            self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C)
+            self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C, figures=not drawn)
             if self._dragging and not lesson:  # the slider shows its value; the preset may be "custom" now
                 self._sync_preset()
             else:

@@ -234,15 +234,18 @@ class HeadPage:
             sizing_mode="stretch_width",
         )
 
-    def update(self, data: dict, labels, *, d: int, reshape: bool = False, C: int | None = None) -> None:
-        """Write one state's view data into the existing models (and, on `reshape`, the controls' names)."""
+    def update(
+        self, data: dict, labels, *, d: int, reshape: bool = False, C: int | None = None, figures: bool = True
+    ) -> None:
+        """Write one state's view data into the existing models (and, on `reshape`, the controls' names);
+        `figures=False`: all but the figures' sources (the page has drawn them: widgets/explorer.py)."""
         if reshape and C is not None:
             self.a11y.names = accessible_names(labels, C=C, d=d)
         lesson = data.get("lesson")  # (not in a view made without the lesson's part: a benchmark's)
         if reshape:  # every figure's size first, then the data (static/explorer_page.js paint says why)
             for name, plot in self.plots.items():
                 plot.lay_out(data["layout"][name])
-        for name, plot in self.plots.items():
+        for name, plot in self.plots.items() if figures else ():
             square = name in SQUARE
             plot.update(
                 {block: data["cells"][block] for block in plot.names},
@@ -254,8 +257,9 @@ class HeadPage:
                 reshape=reshape,
                 spotlight={block: lesson["spotlight"][block] for block in plot.names} if lesson else None,
             )
-        self.row_marks.update(data["moved"])
-        self.blend.update(data["blend"], data["bounds"], data["layout"]["blend"], lesson=lesson)
+        if figures:
+            self.row_marks.update(data["moved"])
+            self.blend.update(data["blend"], data["bounds"], data["layout"]["blend"], lesson=lesson)
         self.steps.text = readout_html(data)
         if lesson:
             self.lesson.show(lesson)
