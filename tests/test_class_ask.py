@@ -143,6 +143,7 @@ def chromium(browser_type):
 
 
 def test_a_students_page_and_the_teachers_in_a_browser(class_of_two, chromium, artifacts):
+    from tests.test_a11y_browser import axe_violations
     from widgets.class_question_view import bank_options
 
     c = class_of_two
@@ -166,6 +167,8 @@ def test_a_students_page_and_the_teachers_in_a_browser(class_of_two, chromium, a
     assert "your answer" in row.inner_text() and "right answer" in row.inner_text()
     assert student.get_by_role("radio", name="B. goes down").is_disabled()
     teacher.wait_for_selector("text=The class's answers", timeout=30000)
+    # the card, the reveal's table and the teacher's desk in words and names axe-core finds nothing against
+    assert axe_violations(student, ".area-class") == [] and axe_violations(teacher, ".area-class") == []
     student.screenshot(path=str(artifacts / "ask-student-revealed.png"))
     teacher.screenshot(path=str(artifacts / "ask-teacher-revealed.png"))
     teacher.get_by_role("button", name="Close the question").click()

@@ -86,7 +86,7 @@ def distribution_html(question: dict, counts: list[int], revealed: bool, own: in
     return (
         f'<table class="class-answers"><caption>{caption}</caption>'
         '<thead><tr><th scope="col">answer</th><th scope="col">students</th><th scope="col">share</th>'
-        f'<th scope="col"></th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        f'<th scope="col">marked</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
     )
 
 
