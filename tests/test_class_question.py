@@ -155,3 +155,20 @@ def test_with_the_link_between_processes_down_the_desk_says_so_and_asks_nothing(
     desk.question_desk.ask()
     assert bus.question["state"] == OPEN and desk.question_desk.alert.text == ""
     assert links[0].card.layout.visible
+
+
+def test_a_teachers_page_that_comes_back_brings_the_question_to_a_process_that_knows_none():
+    bus = ClassBus()
+    links, desk = round_trip(bus, 1)
+    desk.question_desk.ask()
+    kept = desk.published()
+    assert kept["question"]["state"] == OPEN
+    fresh = ClassBus()  # the teacher's process was started again
+    TeacherDesk(HeadState(), "http://x/", bus=fresh, session_args={"class": [json.dumps(kept).encode()]})
+    assert fresh.question["question"] == bus.question["question"]
+    late = ClassLink(HeadState(), bus=fresh)  # and its students get it
+    assert late.card.question_id == bus.question["question"]["id"]
+    forged = ClassBus()  # a copy that does not read is left out; the desk works on
+    bad = {**kept, "question": {"state": "open", "question": {"id": "x"}}}
+    TeacherDesk(HeadState(), "http://x/", bus=forged, session_args={"class": [json.dumps(bad).encode()]})
+    assert forged.question is None
