@@ -150,7 +150,20 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "seam: tests static/bokeh_seam.js itself (skipped with --stock-bokeh)")
 
 
+# The slowest modules, slowest first (seconds of one run, tests/*.py alone): pytest-xdist hands a module
+# to a worker as a whole (--dist loadfile, pyproject.toml), in the order collected, so these start at once
+# instead of being left for the end, when the other workers would have nothing to do.
+SLOW_FIRST = (
+    "test_a11y_browser.py", "test_actions.py", "test_fault.py", "test_book_column.py", "test_class.py",
+    "test_train_browser.py", "test_export.py", "test_classroom.py", "test_lessons_browser.py",
+    "test_tiles_and_rows_browser.py", "test_served_app.py", "test_paint.py", "test_explorer_parity.py",
+    "test_own_moves.py", "test_train_parity.py", "test_lab_browser.py", "test_cluster.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))  # stable: a module keeps its order
     if config.getoption("--stock-bokeh"):
         skip = pytest.mark.skip(reason="--stock-bokeh: static/bokeh_seam.js is off")
         for item in items:
