@@ -155,6 +155,7 @@ def pytest_configure(config):
 # instead of being left for the end, when the other workers would have nothing to do.
 SLOW_FIRST = (
     "test_a11y_browser.py", "test_actions.py", "test_fault.py", "test_book_column.py", "test_class.py",
+    "test_class_ask.py",
     "test_train_browser.py", "test_export.py", "test_classroom.py", "test_lessons_browser.py",
     "test_tiles_and_rows_browser.py", "test_served_app.py", "test_paint.py", "test_explorer_parity.py",
     "test_own_moves.py", "test_train_parity.py", "test_lab_browser.py", "test_cluster.py",
