@@ -1105,7 +1105,7 @@
     let due = false;
     let stopped = false;
     let drawn = server; // the state drawn last: one slider apart from the next, it is the head before a move
-    let publishedText = M.channel.state; // a new one is a change the server made (a preset, an edit): no move
+    let publishedText = M.channel.state; // a new one is a change the server made (a preset, an edit, a click)
     // Only what differs from what is shown is written, so a server's answer with the same
     // numbers costs the page one comparison.
     function refresh(everything) {
@@ -1118,7 +1118,9 @@
       try {
         const fresh = M.channel.state !== publishedText;
         publishedText = M.channel.state;
-        const s = fresh ? Object.assign({}, predicted(), { moved: null }) : logic.sliderMove(drawn, predicted());
+        // A new state from the server is the head before any move of the page's own it has not answered yet
+        // (a slider dragged while the answer to a click was on its way): that move is read against it.
+        const s = logic.sliderMove(fresh ? server : drawn, predicted());
         drawn = s;
         page.state = s;
         const view = logic.render(s);

@@ -318,6 +318,8 @@ def test_a_figure_out_of_sight_catches_up_once_the_moves_stop(own_server, paused
     # the browser has said the scores are out of sight (its first report comes a frame or more after set-up)
     page.wait_for_function("() => HeadExplorerPage.pages[0].inView.get('scores') === false")
     before = values(page, "scores-cells")
+    # the catch-up 2 s after the last move, not 0.2 s: on a busy machine the frame below can take longer
+    page.evaluate("() => { HeadExplorerPage.pages[0].settleAfter = 2000; }")
     pause()
     page.evaluate(JS_SET, 0.5)
     page.evaluate(NEXT_FRAME)

@@ -11,9 +11,9 @@ marked. On the teacher's page: which question, Ask / Reveal / Close, and the ans
 a bar chart updated in place, and the same counts as a table in words). Nothing on the teacher's page names a
 student; before the reveal it does not say which answer is right (it is on the projector).
 
-The counts the reveal shows are the teacher's at the press: with several server processes, each reports its
-students' counts at most every 0.2 s (widgets/broadcast.py REPORT_EVERY), so an answer given in the last
-moment before Reveal may be on its student's page as theirs but missing from the counts.
+With several server processes each reports its students' counts at most every REPORT_EVERY
+(widgets/broadcast.py), so the reveal waits two of those after the press: an answer given in the last moment
+before it is in the counts every page is shown, as it is on its student's page.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from bokeh.plotting import figure
 
 from core.class_question import TOP_KEY, answer_index, ask, ask_top_key, letter, share
 from core.lessons import QUESTIONS
-from widgets.broadcast import CLOSED, OPEN, REVEALED, question_message
+from widgets.broadcast import CLOSED, OPEN, REPORT_EVERY, REVEALED, question_message
 from widgets.controls import set_changed
 from widgets.lesson_view import LESSON_CSS, PANEL, PRIMARY_CSS, WIDTH, WRAP, primary
 from widgets.style import CSS, FIGURE_MIN_WIDTH, drop_grid, text_panel
@@ -294,6 +294,16 @@ class QuestionDesk:
         m = self.bus.question
         if m is None or m["state"] != OPEN or self._link_down():
             return
+        document = self.reveal_button.document
+        if self.bus.local or document is None:
+            self._reveal(m["question"]["id"])
+        else:  # the other processes' last counts first (the module's docstring)
+            document.add_timeout_callback(lambda: self._reveal(m["question"]["id"]), int(2000 * REPORT_EVERY))
+
+    def _reveal(self, question_id: str) -> None:
+        m = self.bus.question
+        if m is None or m["state"] != OPEN or m["question"]["id"] != question_id:
+            return  # closed, revealed already or asked anew meanwhile
         counts = self.bus.class_view().get("tally") or [0] * len(m["question"]["choices"])
         self.bus.publish_question(question_message(REVEALED, m["question"], counts))
 
