@@ -17,6 +17,9 @@ The launcher starts it again; its students come back by themselves.
   student is back) against the same length of time just before the kill, in the same round: the two
   windows are interleaved in time, round after round (the killed process alternates), and judged on the
   median of the rounds' ratios.
+* cpu_s: in each window, the CPU seconds of the survivors' server process, the killed one (and its restart:
+  app/catch_up.py), the killed side's students and pages (at `--nice`: in a classroom they are other
+  machines), the survivors' own clients, nginx, and everyone else's jobs on the machine.
 
 Targets (issue 25): recovery p95 <= 10 s; survivors' latency in the fault <= 1.2x before it.
 """
