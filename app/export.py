@@ -5,12 +5,14 @@
 Builds the same Bokeh page as the served app (widgets.page.HeadPage and widgets.editor.HeadEditor, from a
 HeadState loaded with the preset), inlines BokehJS and the scripts of static/ as they are: bokeh_seam.js
 (the one seam to BokehJS's internals), attention.js (the port of the core and of widgets/viewdata.py),
-explorer.js (the port of HeadState's logic, links and downloads, as pure functions), explorer_page.js (the
-binding that writes view data into the Bokeh models) and a11y.js. The page is made by the page's own
-script, not by Bokeh's embed script: Bokeh's JSON of the document, written as JSON (`embed_scripts`), the
-roots in LATER (the control panel, the editor, the lower figures, the further explorers) kept apart, and
-one JSON configuration: where each root goes, and the binding's (ExportPage.config: the switches table,
-limits, every preset, the start state, view constants and the ids of the models the binding drives).
+lessons.js (the port of core/lessons.py: the walk and the questions), explorer.js (the port of
+HeadState's logic, links and downloads, as pure functions), lesson_page.js (the lesson panel's binding),
+explorer_page.js (the binding that writes view data into the Bokeh models) and a11y.js. The page is made
+by the page's own script, not by Bokeh's embed script: Bokeh's JSON of the document, written as JSON
+(`embed_scripts`), the roots in LATER (the lesson's panel, the control panel, the editor, the lower
+figures, the further explorers) kept apart, and one JSON configuration: where each root goes, and the
+binding's (ExportPage.config: the switches table, limits, every preset, the questions, the start state,
+view constants and the ids of the models the binding drives).
 static/export_embed.js, right after the roots, hands it to `HeadExplorerPage.embed`, which makes the first
 part, binds it, and reads the later roots and makes their views only once the rest is interactive and
 painted (or, where static/bokeh_seam.js is off, makes the whole page with Bokeh's embed_items).
@@ -48,7 +50,6 @@ from app.fragment import fragment_html
 from app.html_json import json_script, script_element
 from core.presets import PRESETS, Preset
 from widgets.a11y import FIGURES_SCRIPT, figures_declared
-from widgets.controls import preset_note
 from widgets.editor import FLUID, WEIGHTS, HeadEditor
 from widgets.logic_config import logic_config
 from widgets.page import VIEW, HeadPage, ref
@@ -58,7 +59,9 @@ from widgets.style import text_panel, wrapping_row
 ROOT = Path(__file__).resolve().parents[1]
 PYFORMAT_JS = ROOT / "static" / "pyformat.js"
 ATTENTION_JS = ROOT / "static" / "attention.js"
+LESSONS_JS = ROOT / "static" / "lessons.js"
 EXPLORER_JS = ROOT / "static" / "explorer.js"
+LESSON_PAGE_JS = ROOT / "static" / "lesson_page.js"
 EXPLORER_PAGE_JS = ROOT / "static" / "explorer_page.js"
 BOKEH_SEAM_JS = ROOT / "static" / "bokeh_seam.js"
 EXPORT_EMBED_JS = ROOT / "static" / "export_embed.js"
@@ -78,17 +81,18 @@ DESCRIPTION = (
 AREAS = (
     ("controls", "Controls", ("controls",)),
     ("top", "Weights and the blend", ("top",)),
-    ("readout", "The steps", ("readout",)),
+    ("readout", "The steps", ("lesson", "readout")),
     ("bottom", "Scores and projections, editing the head", ("bottom", "editor-area")),
 )
 MORE = ("more", "Going further")
 # The document roots BokehJS reads and makes views of only once the rest is interactive and painted
-# (static/explorer_page.js embed), in this order: the control panel left of the figures (preset, query,
+# (static/explorer_page.js embed), in this order: the lesson's panel above the steps (its place is kept,
+# static/page.css), the control panel left of the figures (preset, query,
 # switches: a fifth of the first part's start-up, and not what a first move needs), the editor, the
 # figures below the weights and the blend, then the further explorers' root (one Div at the foot of the
 # explorer, so nothing above it moves when it comes; the tabs' documents are made when opened,
 # app/export_explorers.py). First come the weights, the blend and the token sliders, and the steps.
-LATER = ("controls", "editor-area", "bottom", "more")
+LATER = ("lesson", "controls", "editor-area", "bottom", "more")
 # The ids of the <script type="application/json"> elements embed_scripts writes: the configuration
 # static/export_embed.js hands to HeadExplorerPage.embed, the document's first roots, the roots in LATER.
 EMBED_CONFIG, EMBED_DOCUMENT, EMBED_LATER = "head-embed", "head-document", "head-document-later"
@@ -141,6 +145,7 @@ def _models(page: HeadPage, editor: HeadEditor, downloads: dict) -> dict:
         "plots": figures["plots"],
         "blend": figures["blend"],
         "steps": figures["steps"],
+        "lesson": figures["lesson"],
         "controls": {
             "preset": ref(c.preset),
             "note": ref(c.note),
@@ -210,8 +215,7 @@ class ExportPage:
             self.extra_scripts.append(scripts)
         self.extra_roots = tuple(self.roots)[len(self.roots) - len(EXTRA_PARTS) :]
         self.config = {
-            **logic_config(state),
-            "notes": {name: preset_note(name) for name in [*PRESETS, ""]},
+            **logic_config(state, notes=True),
             "view": VIEW,
             "models": _models(page, editor, self.downloads),
             "link": link,
@@ -269,9 +273,11 @@ RESOURCES = BokehOnlyInline(mode="inline")
 def head_scripts() -> str:
     """The <script> blocks that come after BokehJS and before the Bokeh document: the seam to BokehJS's
     internals (installed at once: BokehJS is there), the page's number formatter, the core's port, the
-    explorer's logic, its binding, static/a11y.js (control names, the figures' tables, focus rings; before
-    the binding's first change of shape, which renames the controls) and which figures get tables."""
-    paths = BOKEH_SEAM_JS, PYFORMAT_JS, ATTENTION_JS, EXPLORER_JS, EXPLORER_PAGE_JS, A11Y_JS
+    lesson's and the explorer's logic, their bindings, static/a11y.js (control names, the figures' tables,
+    focus rings; before the binding's first change of shape, which renames the controls) and which figures
+    get tables."""
+    logic = PYFORMAT_JS, ATTENTION_JS, LESSONS_JS, EXPLORER_JS
+    paths = BOKEH_SEAM_JS, *logic, LESSON_PAGE_JS, EXPLORER_PAGE_JS, A11Y_JS
     figures = json_script(figures_declared(), id=FIGURES_SCRIPT)
     return "\n".join([figures, *map(script_element, _read(*paths))])
 

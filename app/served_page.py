@@ -42,7 +42,11 @@ TEMPLATE = (
     + "</script><script>"
     + (ROOT / "static" / "attention.js").read_text()  # its number format, for static/a11y.js's tables
     + "</script><script>"
+    + (ROOT / "static" / "lessons.js").read_text()  # the walk and the questions, which explorer.js runs
+    + "</script><script>"
     + (ROOT / "static" / "explorer.js").read_text()  # the page draws a student's own moves: follow_in_browser
+    + "</script><script>"
+    + (ROOT / "static" / "lesson_page.js").read_text()  # the lesson's panel, which explorer_page.js draws
     + "</script><script>"
     + (ROOT / "static" / "explorer_page.js").read_text()
     + """</script><script>"""
@@ -64,7 +68,8 @@ TEMPLATE = (
   </header>
   <section class="area-controls" aria-label="Controls">{{ embed(roots.controls) }}</section>
   <section class="area-top" aria-label="Weights and the blend">{{ embed(roots.top) }}</section>
-  <section class="area-readout" aria-label="The steps">{{ embed(roots.readout) }}</section>
+  <section class="area-readout" aria-label="The steps">{{ embed(roots.lesson) }}
+    {{ embed(roots.readout) }}</section>
   <section class="area-bottom" aria-label="Scores and projections">{{ embed(roots.bottom) }}
     {{ embed(roots.editor) }}</section>
   <section class="area-more" aria-label="Going further">{{ embed(roots.more) }}</section>

@@ -49,6 +49,24 @@ class DropClosedSocketWrites(logging.Filter):
         return not isinstance(exc, (WebSocketClosedError, StreamClosedError))
 
 
+class RefusedChangeInWords(logging.Filter):
+    """A page's change that does not fit its property (a malformed message: text where a choice's number
+    goes) is refused by Bokeh, which answers that page with an error and serves on; say so in one line in
+    the server's log instead of Bokeh's traceback, which reads as a crash."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, (ValueError, TypeError)) and str(record.msg).startswith("error handling message"):
+            record.msg, record.args, record.exc_info, record.exc_text = (
+                "refused a change from a page that does not fit its property (%s); the session goes on",
+                (str(exc)[:300],),
+                None,
+                None,
+            )
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 def tolerate_early_close() -> None:
     """Let a websocket close before its session exists without an uncaught exception.
 
@@ -393,6 +411,9 @@ def tune_server() -> None:
     log = logging.getLogger("asyncio")
     if not any(isinstance(f, DropClosedSocketWrites) for f in log.filters):
         log.addFilter(DropClosedSocketWrites())
+    handler_log = logging.getLogger("bokeh.server.protocol_handler")
+    if not any(isinstance(f, RefusedChangeInWords) for f in handler_log.filters):
+        handler_log.addFilter(RefusedChangeInWords())
 
 
 def free_port() -> int:

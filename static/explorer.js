@@ -10,14 +10,18 @@
  *   state = logic.apply(state, {do: 'x', token: 3, component: 0, value: 0.5});
  *   const view = logic.render(state);       // as widgets.viewdata.view_data
  *
- * A state is a plain object {tokens, X, W_Q, W_K, W_V, <one key per switch>, query, dims, preset, message};
- * apply never changes the state it is given.  Plain ES2019; in a page it defines the global `HeadLogic`
- * (after static/attention.js), in Node require() returns it.
+ * A state is a plain object {tokens, X, W_Q, W_K, W_V, <one key per switch>, query, dims, preset, message,
+ * <the lesson's: walk, walk_from, question, prediction, revealed, right, answered>}; apply never changes
+ * the state it is given.  Plain ES2019; in a page it defines the global `HeadLogic` (after
+ * static/attention.js and static/lessons.js), in Node require() returns it.
  */
 (function (root, factory) {
-  if (typeof module === 'object' && module.exports) module.exports = factory(require('./attention.js'));
-  else root.HeadLogic = factory(root.AttentionHead);
-})(typeof self !== 'undefined' ? self : this, function (AttentionHead) {
+  if (typeof module === 'object' && module.exports) {
+    module.exports = factory(require('./attention.js'), require('./lessons.js'));
+  } else {
+    root.HeadLogic = factory(root.AttentionHead, root.HeadLessons);
+  }
+})(typeof self !== 'undefined' ? self : this, function (AttentionHead, HeadLessons) {
   'use strict';
 
   // Python's way of writing values into messages: static/pyformat.js, the page's one formatter (through
@@ -54,6 +58,8 @@
     const INPUTS = ['tokens', 'X', 'W_Q', 'W_K', 'W_V', ...OPTION_NAMES];
     const PRESET_NAMES = Object.keys(config.presets);
     const heads = new WeakMap(); // state → its head, computed once
+    const bank = HeadLessons.make(config); // the walk and the questions (static/lessons.js)
+    const LESSON_PARAMS = config.lessons.params;
     const befores = new WeakMap(); // state after a slider's move → the head before it (the one a move ago)
 
     // --- checks, with widgets.state's messages (an option's: AttentionHead.checkOption, as core.options) ---
@@ -143,7 +149,7 @@
         }
         if ('tokens' in changes) changes.tokens = checkLabels(changes.tokens);
         next = Object.assign({}, state, changes);
-        head = compute(next);
+        head = Object.keys(changes).some((k) => INPUTS.indexOf(k) >= 0) ? compute(next) : headOf(state);
         let query = 'query' in changes ? changes.query : state.query;
         if (!(Number.isInteger(query) && query >= 0 && query < head.T)) {
           if ('query' in changes) {
@@ -158,8 +164,10 @@
         if (!(err instanceof AttentionError)) throw err;
         return refused(state, err.message);
       }
-      if (!('preset' in changes) && Object.keys(changes).some((k) => k !== 'query' && k !== 'dims')) {
-        next.preset = '';
+      const edits = Object.keys(changes).some((k) => k !== 'query' && k !== 'dims' && LESSON_PARAMS.indexOf(k) < 0);
+      if (!('preset' in changes) && edits) next.preset = '';
+      if (edits && state.revealed && !('question' in changes)) { // the answer was about another head
+        Object.assign(next, { question: '', prediction: null, revealed: false });
       }
       if (!('moved' in changes)) next.moved = null; // any change but a slider's move ends what `moved` says
       next.message = '';
@@ -270,8 +278,10 @@
      *   {do: 'labels', text}  {do: 'add'}  {do: 'remove'}        the editor (remove takes the query token)
      *   {do: 'widths', C?, d?}  {do: 'weight', name, row, col, value}  {do: 'dims', value: [a, b]}
      *   {do: 'link', params}                 a link's parameters (widgets.url_state.apply_params)
+     * and the lesson's (walk-open, walk-next, …, ask, predict, reveal: static/lessons.js actions).
      */
     function apply(state, action) {
+      if (HeadLessons.ACTIONS.indexOf(action.do) >= 0) return lessonAct(state, action);
       switch (action.do) {
         case 'x':
           return moveSlider(state, action.token, action.component, action.value);
@@ -306,12 +316,15 @@
     /**
      * `next` read as one token slider's move from `last` (the state drawn before it), for a page that reads
      * its sliders rather than their events (static/explorer_page.js follow): `moved` as apply({do: 'x'})
-     * sets it when the two differ in one entry of X and nothing else, `last`'s when they do not differ at
-     * all, else null. The head before the move is `last`'s, already computed.
+     * sets it when the two differ in one entry of X and nothing else (but the answered question such a move
+     * closes), `last`'s when they do not differ at all, else null. The head before the move is `last`'s,
+     * already computed.
      */
     function sliderMove(last, next) {
       const rest = (s) => JSON.stringify(Object.assign({}, s, { X: null, message: '', moved: null, preset: '' }));
-      const same = last && rest(last) === rest(next) && last.X.length === next.X.length &&
+      const closed = (s) => Object.assign({}, s, { question: '', prediction: null, revealed: false });
+      const alike = last && (rest(last) === rest(next) || (last.revealed && rest(closed(last)) === rest(next)));
+      const same = alike && last.X.length === next.X.length &&
         last.X.every((row, t) => row.length === next.X[t].length);
       const diff = [];
       if (same) next.X.forEach((row, t) => row.forEach((v, c) => { if (v !== last.X[t][c]) diff.push([t, c]); }));
@@ -332,10 +345,13 @@
       return out;
     }
 
-    /** As widgets.viewdata.view_data for the state's head, query and dims (and the move it follows). */
+    const lessonAct = bank.actions({ change, refused, headOf, pyRepr });
+
+    /** As widgets.viewdata.view_data for the state's head, query, dims and lesson (and the move it follows). */
     function render(state) {
       const head = headOf(state);
       const view = AttentionHead.viewData(head, state.query, state.tokens, state.dims);
+      view.lesson = bank.view(head, state.query, state.tokens, state, view.blend);
       if (!state.moved) return view;
       return AttentionHead.withMoves(view, head, state.tokens, state.moved, beforeOf(state));
     }
@@ -440,6 +456,18 @@
         else bad('dims', 'should be two whole numbers like 0,1');
       }
       if (raw.query) changes.query_label = raw.query;
+      const link = config.lessons.link; // the lesson's keys (widgets.url_state.LESSON_KEYS)
+      const walk = raw[link.walk];
+      const asked = raw[link.question];
+      if (walk) {
+        const k = /^[+-]?\d+$/.test(walk.trim()) ? Number(walk.trim()) : null;
+        if (k !== null && k >= 1 && k <= HeadLessons.STEPS) changes.walk = k;
+        else bad(link.walk, `should be a step from 1 to ${HeadLessons.STEPS}`);
+      }
+      if (asked) {
+        if (bank.names().indexOf(asked) >= 0) changes.question = asked;
+        else bad(link.question, `names no question ('${chars(asked).slice(0, 40).join('')}')`);
+      }
       return { changes, problems };
     }
 
@@ -461,6 +489,13 @@
 
     function applyLink(state, params) {
       const { changes, problems } = decodeLink(params);
+      const lesson = {};
+      for (const key of ['question', 'walk']) {
+        if (key in changes) {
+          lesson[key] = changes[key];
+          delete changes[key];
+        }
+      }
       if ('preset' in changes) {
         state = load(state, changes.preset);
         delete changes.preset;
@@ -491,6 +526,8 @@
           state = change(state, { query: i });
         }
       }
+      if ('question' in lesson) state = lessonAct(state, { do: 'ask', name: lesson.question });
+      if ('walk' in lesson) state = lessonAct(state, { do: 'walk-to', step: lesson.walk });
       return Object.assign({}, state, { message: problems.join('; ') });
     }
 
@@ -512,6 +549,8 @@
       params.dims = state.dims.join(',');
       // X is set by the token sliders, the W entries are typed
       for (const [key, name] of Object.entries(MATRICES)) params[key] = encodeMatrix(state[name], name === 'X' ? L.x_step : null);
+      if (state.walk) params[config.lessons.link.walk] = String(state.walk);
+      if (state.question && !state.revealed) params[config.lessons.link.question] = state.question;
       return params;
     }
 
@@ -593,7 +632,7 @@
     }
 
     return {
-      initial, apply, render, headOf, sliderMove, decodeLink, applyLink, encodeLink, asJson, asCsv,
+      initial, apply, render, headOf, sliderMove, decodeLink, applyLink, encodeLink, asJson, asCsv, bank,
     };
   }
 

@@ -146,6 +146,9 @@
         updateSource(plot.marks.unchanged, view.moved.unchanged);
         updateSource(plot.marks.changed, view.moved.changed);
       }
+      if (view.lesson && plot.spotlight) { // the walk's (static/lesson_page.js)
+        updateSource(plot.spotlight, HeadLessonPage.spotlightOf(view.lesson.spotlight, plot.blocks, cols.length, plot.gap));
+      }
     }
 
     function paintBlend(view, s, reshape) {
@@ -162,16 +165,32 @@
       if (b.xaxis.axis_label !== view.blend.axes.x) put(b.xaxis, { axis_label: view.blend.axes.x });
       if (b.yaxis.axis_label !== view.blend.axes.y) put(b.yaxis, { axis_label: view.blend.axes.y });
       if (b.note.text !== view.layout.blend.note) put(b.note, { text: view.layout.blend.note });
+      if (view.lesson && b.glow) { // the walk's last step: the weighted lines and the output, lit
+        updateSource(b.glow, view.lesson.glow);
+        updateSource(b.ring, view.lesson.ring);
+      }
     }
 
-    // The steps panel changes on every move: its text is written into the element its view shows where
-    // static/bokeh_seam.js can (only the texts that differ), else set on the model (BokehJS renders the
-    // Div anew).
-    function setSteps(text) {
-      const div = models().steps;
-      if (div.text === text) return;
-      const seam = window.BokehSeam;
-      if (!seam || !seam.writeDivText(div, text, writeOptions)) put(div, { text });
+    // The steps panel changes on every move, the lesson's texts on every step or answer: a text is written
+    // into the element its view shows where static/bokeh_seam.js can (only the texts that differ), else set
+    // on the model (BokehJS renders the Div anew).
+    function markupSetter(divOf) {
+      return function setMarkup(text) {
+        const div = divOf();
+        if (!div || div.text === text) return;
+        const seam = window.BokehSeam;
+        if (!seam || !seam.writeDivText(div, text, writeOptions)) put(div, { text });
+      };
+    }
+    const setSteps = markupSetter(() => models().steps);
+
+    // The walk's and the questions' panel: its text and which of its controls show (static/lesson_page.js).
+    const showLesson = HeadLessonPage.shower(() => models().lesson, put, (name) => markupSetter(() => models().lesson[name]));
+    const say = HeadLessonPage.announcer();
+    function paintLesson(view) {
+      if (!view.lesson) return;
+      showLesson(view.lesson);
+      say(view.lesson.say);
     }
 
     function sizesOf(plot, layout) {
@@ -197,7 +216,7 @@
       for (const [name, plot] of plots) layOut(plot, view.layout[name], last.get(rootOf(plot)) !== plot);
     }
 
-    return { paintPlot, paintBlend, setSteps, layOutAll };
+    return { paintPlot, paintBlend, setSteps, paintLesson, layOutAll };
   }
 
   /**
@@ -341,6 +360,10 @@
   }
   const AFTER_EMBED_MS = 10000;
   const SETTLE_AFTER_MS = 200; // without a move, before the parts out of sight catch up (bind and follow)
+  const LINK_AFTER_MS = 300; // a lesson press's address waits this long for the next press (bind)
+  // A lesson press the server has not said it applied is drawn on top of its state for at most this long (a
+  // server that restarted counts its presses from 0 again).
+  const PENDING_MS = 5000;
   const LATER_MS = 300; // the longest a root read later waits for an idle moment
   const embedding = new WeakSet(); // documents whose later roots embed has still to add
   const laterModels = new WeakMap(); // document → Map(id → model) of the root read and not yet added
@@ -546,7 +569,7 @@
     let E = M.editor;
     const SWITCHES = config.switches;
     let state = logic.initial();
-    const { paintPlot, paintBlend, setSteps, layOutAll } = painter(() => M, V);
+    const { paintPlot, paintBlend, setSteps, paintLesson, layOutAll } = painter(() => M, V);
     let syncing = false;
     const page = { doc, config, get state() { return state; }, dispatch, logic, watchers: [] };
     bound.push(page);
@@ -629,6 +652,7 @@
       }
       if (!isStale('blend', reshape)) paintBlend(view, s, reshape);
       setSteps(view.steps + view.checks); // widgets/page.py readout_html
+      paintLesson(view);
     }
 
     // --- state → controls ------------------------------------------------------------
@@ -776,6 +800,7 @@
         syncPanel(s, newTokens);
         if (!isStale('editor', !old)) syncEditor(s);
         if (E.message) setText(E.message, messageMarkup(s)); // else syncEditor writes it once it is read
+        if (lessonWired) syncLesson(s, !old || old.question !== s.question || old.revealed !== s.revealed);
       } finally {
         syncing = false;
       }
@@ -788,6 +813,7 @@
     const ownsLink = () => config.link && bound[0] === page && linkWindow !== null;
 
     function writeLink() {
+      clearTimeout(linkTimer);
       if (!ownsLink()) return;
       try {
         const hash = '#' + new URLSearchParams(logic.encodeLink(state)).toString();
@@ -795,6 +821,13 @@
       } catch (err) {
         // a sandboxed frame may refuse; the page still works
       }
+    }
+    // A walk step or an answer writes the address once the lesson rests (replaceState costs ~2 ms, a step's
+    // frame budget is ~16), as a drag does when the slider is let go.
+    let linkTimer = null;
+    function writeLinkSoon() {
+      clearTimeout(linkTimer);
+      linkTimer = setTimeout(writeLink, LINK_AFTER_MS);
     }
 
     // --- events → state ---------------------------------------------------------------
@@ -901,6 +934,28 @@
       }
     }
 
+    // The walk's and the questions' buttons (static/lesson_page.js), then the focus where the lesson goes on.
+    // Their root is read later (embed): until then the lesson's models are null; page.attach wires them.
+    const kindOf = (s) => (s.question ? logic.bank.pose(s.question).kind : '');
+    let lessonWired = false;
+    function wireLesson() {
+      const L = M.lesson;
+      HeadLessonPage.wire(L, (action) => {
+        dispatch(action, { link: false });
+        writeLinkSoon();
+        HeadLessonPage.focusAfter(L, action.do, state, kindOf(state));
+      }, () => kindOf(state));
+      on(L.ask, 'value', (name) => { if (name !== state.question) dispatch({ do: 'ask', name }); });
+      lessonWired = true;
+    }
+    function syncLesson(s, asked) { // the lesson's controls' values (its text and spotlights are paint's)
+      const L = M.lesson;
+      HeadLessonPage.sync(L, s, asked, kindOf(s), config.lessons.estimate[3]);
+      setText(L.message, messageMarkup(s));
+      if (L.message.visible !== Boolean(s.message)) L.message.visible = Boolean(s.message);
+    }
+    if (M.lesson.ask) wireLesson();
+
     // The sliders Python made get the same wiring as the ones made here.
     page.sliders = [];
     page.slidersShape = sliderShape(state);
@@ -927,6 +982,14 @@
         panelWired = true;
         syncing = true;
         try { syncPanel(controlsShow || state, true); } finally { syncing = false; }
+      }
+      if (!lessonWired && M.lesson.ask) {
+        wireLesson();
+        syncing = true;
+        try {
+          syncLesson(controlsShow || state, true);
+          paintLesson(logic.render(state)); // a link or a move may have come first
+        } finally { syncing = false; }
       }
       const models = { editor: E.area, blend: M.blend.figure };
       for (const name of Object.keys(M.plots)) models[name] = M.plots[name].figure;
@@ -971,8 +1034,8 @@
     const M = resolveModels(doc, config.models);
     // Python's and JavaScript's numbers agree to the last bit (tests/test_actions.py requires it), so the
     // server's answer to a move the page has drawn is found equal and not written again.
-    const { paintPlot, paintBlend, setSteps } = painter(() => M, config.view, { sync: false });
-    const page = { doc, config, served: true, drawn: 0, failed: 0 };
+    const { paintPlot, paintBlend, setSteps, paintLesson } = painter(() => M, config.view, { sync: false });
+    const page = { doc, config, served: true, drawn: 0, failed: 0, state: null };
 
     const published = () => {
       try {
@@ -991,25 +1054,35 @@
       return typeof widget.value === 'number' ? widget.value : null; // an emptied box: the server says so
     }
     // The server's state with what the controls hold now: X from the token sliders, the query picker's
-    // token, each switch. The server's own when the sliders are of another shape (a new shape's sliders
-    // come in the same answer as its state). What the controls hold is checked as the server checks it.
+    // token, each switch, the question picked; then the lesson's presses the server has not applied yet
+    // (the channel's `presses` says how many it has). The controls are not read when the sliders are of another
+    // shape (a new shape's sliders come in the same answer as its state). What the controls hold is
+    // checked as the server checks it.
+    const L = M.lesson;
+    const kindOf = (s) => (s.question ? logic.bank.pose(s.question).kind : '');
+    let pending = []; // {n: the channel's count of presses once the server has this one, action, at}
+    let presses = M.channel.presses; // this page's presses, counted as the server counts them
     function predicted() {
-      let X = null;
+      let s = server;
+      const moved = [];
+      let fits = true;
       for (const slider of sliders()) {
         const [t, c] = slider.tags;
-        if (!(t < server.X.length && c < server.X[t].length)) return server;
-        if (slider.value !== server.X[t][c]) {
-          X = X || server.X.map((line) => line.slice());
-          X[t][c] = slider.value;
+        if (!(t < server.X.length && c < server.X[t].length)) fits = false;
+        else if (slider.value !== server.X[t][c]) moved.push({ do: 'x', token: t, component: c, value: slider.value });
+      }
+      if (fits) {
+        for (const move of moved) s = logic.apply(s, move);
+        const query = parseInt(M.query.value, 10);
+        if (query !== s.query && query >= 0 && query < s.tokens.length) s = logic.apply(s, { do: 'query', index: query });
+        for (const sw of SWITCHES) {
+          const value = switchValue(sw, M.switches[sw.name]);
+          if (value !== null && value !== s[sw.name]) s = logic.apply(s, { do: 'option', name: sw.name, value });
         }
       }
-      let s = X ? Object.assign({}, server, { X }) : server;
-      const query = parseInt(M.query.value, 10);
-      if (query !== s.query && query >= 0 && query < s.tokens.length) s = logic.apply(s, { do: 'query', index: query });
-      for (const sw of SWITCHES) {
-        const value = switchValue(sw, M.switches[sw.name]);
-        if (value !== null && value !== s[sw.name]) s = logic.apply(s, { do: 'option', name: sw.name, value });
-      }
+      // the picker against the server's own question: a drag that closes an answered one leaves it as it was
+      if (L.ask.value !== server.question) s = logic.apply(s, { do: 'ask', name: L.ask.value });
+      for (const p of pending) s = logic.apply(s, p.action);
       return s;
     }
 
@@ -1018,6 +1091,7 @@
     // when it comes into view, or page.settleAfter ms after the last move.
     page.settleAfter = SETTLE_AFTER_MS;
     const inView = new Map(); // heatmap name → false while its figure is out of sight
+    page.inView = inView; // (what the screen has reported so far: tests wait for it)
     const behind = new Set(); // heatmaps not written since the last move
     let settleTimer = null;
     function watchScreen() {
@@ -1039,11 +1113,14 @@
       if (stopped || M.channel.drawn_by !== 'page') return;
       server = published() || server;
       if (!server) return;
+      const now = performance.now();
+      pending = pending.filter((p) => p.n > M.channel.presses && now - p.at < PENDING_MS);
       try {
         const fresh = M.channel.state !== publishedText;
         publishedText = M.channel.state;
         const s = fresh ? Object.assign({}, predicted(), { moved: null }) : logic.sliderMove(drawn, predicted());
         drawn = s;
+        page.state = s;
         const view = logic.render(s);
         for (const [name, plot] of Object.entries(M.plots)) {
           if (everything || inView.get(name) !== false) {
@@ -1055,6 +1132,7 @@
         }
         paintBlend(view, s, false);
         setSteps(view.steps + view.checks);
+        paintLesson(view);
         page.drawn += 1;
         clearTimeout(settleTimer);
         if (behind.size) settleTimer = setTimeout(() => refresh(true), page.settleAfter);
@@ -1084,6 +1162,16 @@
     }
     M.tokens.connect(M.tokens.properties.children.change, () => { wire(); soon(); });
     M.channel.connect(M.channel.properties.state.change, soon);
+    M.channel.connect(M.channel.properties.presses.change, soon);
+    L.ask.connect(L.ask.properties.value.change, soon);
+    // A lesson button: the server applies its click; the page draws the press at once, on top of the server's
+    // state until the channel's `presses` says the server has it (the focus then goes where the lesson goes on).
+    HeadLessonPage.wire(L, (action) => {
+      presses += 1;
+      pending.push({ n: presses, action, at: performance.now() });
+      refresh(false);
+      if (page.state) HeadLessonPage.focusAfter(L, action.do, page.state, kindOf(page.state));
+    }, () => (page.state ? kindOf(page.state) : ''));
     M.query.connect(M.query.properties.value.change, soon);
     for (const sw of SWITCHES) {
       const widget = M.switches[sw.name];

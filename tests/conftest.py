@@ -14,6 +14,7 @@ correctness); the tests of the seam itself (marked `seam`) are skipped.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
@@ -149,7 +150,21 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "seam: tests static/bokeh_seam.js itself (skipped with --stock-bokeh)")
 
 
+# The slowest modules, slowest first (seconds of one run, tests/*.py alone): pytest-xdist hands a module
+# to a worker as a whole (--dist loadfile, pyproject.toml), in the order collected, so these start at once
+# instead of being left for the end, when the other workers would have nothing to do.
+SLOW_FIRST = (
+    "test_a11y_browser.py", "test_actions.py", "test_fault.py", "test_book_column.py", "test_class.py",
+    "test_class_ask.py",
+    "test_train_browser.py", "test_export.py", "test_classroom.py", "test_lessons_browser.py",
+    "test_tiles_and_rows_browser.py", "test_served_app.py", "test_paint.py", "test_explorer_parity.py",
+    "test_own_moves.py", "test_train_parity.py", "test_lab_browser.py", "test_cluster.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))  # stable: a module keeps its order
     if config.getoption("--stock-bokeh"):
         skip = pytest.mark.skip(reason="--stock-bokeh: static/bokeh_seam.js is off")
         for item in items:
@@ -224,9 +239,39 @@ def serve_process(app: str = "app/main.py", *extra: str, port: int | None = None
             out.close()
 
 
+@pytest.fixture(scope="session")
+def built_export(tmp_path_factory) -> Path:
+    """A folder holding the export (head.html, made by app/export.py's command line) and its fragment
+    (fragment.html), built once for the whole run and shared by every pytest-xdist worker: a build costs
+    seconds of CPU, and many modules open it. Tests copy what they change (`export_copy`)."""
+    from app.export import export, main
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the workers' common folder
+    folder = shared / "built-export"
+    with open(shared / "built-export.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker builds; the others wait for it, then read
+        if not (folder / "built").exists():
+            folder.mkdir(exist_ok=True)
+            assert main([str(folder / "head.html")]) == 0
+            export(folder / "fragment.html", fragment=True)
+            (folder / "built").touch()
+    return folder
+
+
 @pytest.fixture(scope="module")
+def export_copy(built_export, tmp_path_factory) -> Path:
+    """The module's own folder with a copy of the shared export and fragment, to write beside or change."""
+    folder = tmp_path_factory.mktemp("export")
+    for name in ("head.html", "fragment.html"):
+        shutil.copyfile(built_export / name, folder / name)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def served_app(tmp_path_factory):
-    """The explorer served for a whole test module; yields the URL of /main."""
+    """The explorer served for the whole run (one server for each pytest-xdist worker: a start costs seconds
+    of CPU); yields the URL of /main. Each page opens its own session, so tests share nothing else."""
     log = tmp_path_factory.mktemp("serve") / "panel.log"
     with serve(log=log) as base:
         yield f"{base}/main"

@@ -60,6 +60,7 @@ class Mutant:
 
 VIEWDATA, ATTENTION_JS, EXPLORER_JS = "widgets/viewdata.py", "static/attention.js", "static/explorer.js"
 FIGURE_TEXT = "widgets/figure_text.py"
+LESSONS = "core/lessons.py"  # (the hull: the blend's, and the questions' "inside the values' hull")
 
 MUTANTS = (
     # --- issue 30's three, which got through before its oracles and the Node downloads test ---
@@ -144,8 +145,8 @@ MUTANTS = (
         "hull-keeps-collinear",
         "the hull keeps points in the middle of its edges",
         (
-            (VIEWDATA, "cross(lower[-2], lower[-1], p) <= 0", "cross(lower[-2], lower[-1], p) < 0"),
-            (VIEWDATA, "cross(upper[-2], upper[-1], p) <= 0", "cross(upper[-2], upper[-1], p) < 0"),
+            (LESSONS, "cross(lower[-2], lower[-1], p) <= 0", "cross(lower[-2], lower[-1], p) < 0"),
+            (LESSONS, "cross(upper[-2], upper[-1], p) <= 0", "cross(upper[-2], upper[-1], p) < 0"),
             (ATTENTION_JS, "cross(out[out.length - 2], out[out.length - 1], p) <= 0",
              "cross(out[out.length - 2], out[out.length - 1], p) < 0"),
         ),

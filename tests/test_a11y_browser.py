@@ -12,7 +12,6 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from app.export import export
 from core.presets import CHAPTER, PRESETS
 from tests.conftest import CONSOLE_PROBLEMS, ROOT, serve
 from widgets import cost_page, cost_viewdata, saturation_page, saturation_viewdata, tiles_viewdata
@@ -223,9 +222,8 @@ def expect_table(page, figure: str, table: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def export_url(tmp_path_factory):
-    out = export(tmp_path_factory.mktemp("a11y") / "head.html")
-    return out.as_uri()
+def export_url(export_copy):
+    return (export_copy / "head.html").as_uri()
 
 
 def open_page(page, url: str):
@@ -235,6 +233,8 @@ def open_page(page, url: str):
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(url)
     page.wait_for_function(READY, timeout=60_000)
+    for header in page.locator(".card-header").all():  # named by its title, which is drawn a little later
+        header.filter(has_text=re.compile(r"\S")).wait_for(timeout=30_000)
     return errors
 
 
@@ -442,7 +442,13 @@ def test_teacher_page_has_no_axe_violations(page, teacher_page_url, artifacts):
     page.locator('details[data-figure="class-chart"]').get_by_text("No student's row yet.").wait_for()
     assert axe_violations(page) == []
     seen = keyboard_walk(page)
-    assert seen[:2] == ["Send this head to every student", "The class as a table"]  # the desk comes first
+    # the desk comes first: the send, the question for the class (Reveal and Close wait for a question)
+    assert seen[:4] == [
+        "Send this head to every student",
+        "Question for the class",
+        "Ask the class",
+        "The class as a table",
+    ]
     for width in (ZOOMED["width"], 390):  # 200 % zoom, a phone: the class under the code, all on screen
         page.set_viewport_size({"width": width, "height": ZOOMED["height"]})
         page.wait_for_timeout(400)

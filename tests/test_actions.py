@@ -2,8 +2,9 @@
 (static/explorer.js) take the same user actions to the same states, messages and view data.
 
 Hypothesis draws the sequences (sliders, query picks, every switch of core.options.SWITCHES, presets,
-label edits, adding and removing tokens, C and d, W entries, the blend plot's dims, links, and refused
-inputs: NaN, ±inf, text, 1e308, empty and repeated labels, a 17th token).  Python runs each action on a
+label edits, adding and removing tokens, C and d, W entries, the blend plot's dims, links, the walk through
+the six steps and the questions (ask, predict, reveal), and refused inputs: NaN, ±inf, text, 1e308, empty
+and repeated labels, a 17th token, a prediction that is not one of the answers).  Python runs each action on a
 HeadState, turning its drawn indices into ones that fit the state at that moment, and records the
 concrete action; all sequences then go to one Node process (tests/action_driver.js) in one batch.
 After every action the state, the message and every piece of view data must be equal, numbers to the
@@ -21,11 +22,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from core.lessons import QUESTIONS, pose
 from core.options import SWITCHES
 from core.presets import PRESETS
 from tests import node_batch
 from tests.node_batch import NODE, decode_hook
 from tests.test_parity import mismatches
+from widgets.lesson_data import lesson_of
+from widgets.lesson_state import LESSON_ACTIONS
 from widgets.logic_config import logic_config
 from widgets.state import HeadState
 from widgets.url_state import STEP_NOISE, encode
@@ -101,6 +105,12 @@ LINKS = (
     {"preset": "nope", "WQ": "1,0;0,1;1,1"},
     {"tokens": "a,a,b,c"},
     {**SIXTEEN, "preset": "custom", "query": "15"},
+    {"exercise": "exercise-1"},
+    {"walk": "3"},
+    {"walk": "9", "exercise": "nope"},
+    {"preset": "tired", "exercise": "no-mask", "walk": "4"},
+    {"exercise": "future-rows", "query": "cat"},
+    *({"exercise": name} for name in QUESTIONS),  # every question by its link
 )
 
 # Links drawn part by part: every key the served app reads, with good and malformed values.
@@ -134,8 +144,15 @@ LINK_VALUES = (
     "3",
     "7",
     "custom",
+    "exercise-1",
+    "no-mask",
+    "future-rows",
+    "4",
 )
 LINK_KEYS = ("preset", "tokens", "X", "WQ", "WK", "WV", "query", "dims", *(s.url_key for s in SWITCHES))
+LINK_KEYS += ("walk", "exercise")
+WALK_STEPS = (0, 1, 4, 6, 7, -1, 2.5, 3.0, "x", None)
+ASKED = (*QUESTIONS, *QUESTIONS, "", "nope")
 drawn_link = st.dictionaries(st.sampled_from(LINK_KEYS), st.sampled_from(LINK_VALUES), max_size=5)
 
 action = st.one_of(
@@ -174,6 +191,22 @@ action = st.one_of(
     st.fixed_dictionaries({"do": st.just("dims"), "value": st.lists(coordinate, min_size=2, max_size=2)}),
     st.fixed_dictionaries({"do": st.just("link"), "params": st.sampled_from(LINKS)}),
     st.fixed_dictionaries({"do": st.just("link"), "params": drawn_link}),
+    # the lesson: the walk, and the questions (a prediction drawn as an answer of the open question, or not)
+    st.sampled_from(({"do": "walk-open"}, {"do": "walk-next"}, {"do": "walk-next"}, {"do": "walk-prev"})),
+    st.sampled_from(({"do": "walk-leave"}, {"do": "walk-offer"}, {"do": "reveal"}, {"do": "next-question"})),
+    st.just({"do": "close-question"}),
+    st.fixed_dictionaries({"do": st.just("walk-to"), "step": st.sampled_from(WALK_STEPS)}),
+    st.fixed_dictionaries(
+        {
+            "do": st.just("predict"),
+            "value": st.sampled_from((0, 1, 2, 3, 9, -1, 0.5, 0.93, 1.5, None, "x", True)),
+            "fit": st.booleans(),
+        }
+    ),
+    # (three times: a question is asked, then answered, often enough in a sequence of 20)
+    *[st.fixed_dictionaries({"do": st.just("ask"), "name": st.sampled_from(ASKED)})] * 3,
+    *[st.fixed_dictionaries({"do": st.just("predict"), "value": st.integers(0, 9), "fit": st.booleans()})]
+    * 3,
 )
 sequence = st.lists(action, min_size=MIN_ACTIONS, max_size=MIN_ACTIONS)
 
@@ -192,6 +225,10 @@ def concrete(a: dict, s: HeadState) -> dict:
         return {"do": "labels", "text": ", ".join(a["labels"][:n])}
     if a["do"] == "widths":
         return {"do": "widths", a["which"]: a["value"]}
+    if a["do"] == "predict":  # an answer of the open question, as its control gives one (or the value drawn)
+        choices = len(pose(s.question).choices) if s.question else 0
+        fits = a["fit"] and choices and isinstance(a["value"], int) and not isinstance(a["value"], bool)
+        return {"do": "predict", "value": a["value"] % choices if fits else a["value"]}
     return a
 
 
@@ -224,7 +261,9 @@ def python_run(actions: list[dict]) -> tuple[list[dict], list[dict]]:
         state = s.as_data()
         inputs = {**state, "message": ""}
         # A refused action leaves every input as it was: its view is the one before (sent as None).
-        view = None if inputs == before else view_data(s.head, s.query, s.labels, s.dims, s.moved, s.before)
+        view = None if inputs == before else view_data(
+            s.head, s.query, s.labels, s.dims, s.moved, s.before, lesson=lesson_of(s)
+        )
         before = inputs
         seen.append({"state": state, "view": canonical(view), "link": encode(s)})
     return done, seen
@@ -279,7 +318,7 @@ def test_python_and_javascript_take_every_action_sequence_to_the_same_page():
         runs += batch
         nodes.append(start_node([done for done, _ in batch]))
     js = [seq for proc in nodes for seq in results(proc)]
-    kinds, refused = set(), 0
+    kinds, refused, revealed, walked = set(), 0, 0, 0
     for k, ((done, seen), js_seen) in enumerate(zip(runs, js)):
         for step, (a, py, got) in enumerate(zip(done, seen, js_seen)):
             where = f"sequence {k} step {step} {a!r}"
@@ -292,6 +331,8 @@ def test_python_and_javascript_take_every_action_sequence_to_the_same_page():
                 assert not found, "\n".join(found[:10]) + f"\nactions so far: {done[: step + 1]!r}"
             kinds.add(a["do"] if a["do"] != "option" else a["name"])
             refused += bool(py["state"]["message"])
+            revealed += a["do"] in ("predict", "reveal") and py["state"]["revealed"]
+            walked += a["do"].startswith("walk") and py["state"]["walk"] > 0
     # The draw reached every kind of action, every switch, and many refusals.
     assert kinds >= {
         "x",
@@ -306,8 +347,10 @@ def test_python_and_javascript_take_every_action_sequence_to_the_same_page():
         "dims",
         "link",
         *(s.name for s in SWITCHES),
+        *LESSON_ACTIONS,
     }
     assert refused > N_SEQUENCES
+    assert revealed > N_SEQUENCES // 10 and walked > N_SEQUENCES // 2, (revealed, walked)  # (answers shown)
 
 
 def test_refusals_say_the_same_thing_in_both():
@@ -407,7 +450,7 @@ def test_a_slider_move_marks_the_rows_it_left_alone_the_same_in_both_runtimes():
 def test_a_page_reading_its_sliders_sees_each_move_as_the_action_does():
     """static/explorer_page.js follow reads a move from the sliders (HeadLogic.sliderMove): over drawn
     sequences, its `moved` and its view data after each action equal the action's own."""
-    sequences = [done for done, _ in (python_run(actions) for actions in draw_sequences(40))]
+    sequences = [done for done, _ in (python_run(actions) for actions in draw_sequences(60))]
     proc = node_batch.start_node(DRIVER, {"config": logic_config(), "sequences": sequences, "follow": True})
     steps = [step for seq in results(proc) for step in seq]
     assert all("error" not in step for step in steps)

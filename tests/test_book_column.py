@@ -29,7 +29,7 @@ from playwright.sync_api import expect
 from app.export import export
 from app.fragment import fragment_html, page_in, with_height_reports
 from core.presets import PRESETS
-from tests.conftest import CONSOLE_PROBLEMS, free_port, serve
+from tests.conftest import CONSOLE_PROBLEMS, free_port
 from tests.old_bokehjs import VERSION as OLD_VERSION
 from tests.old_bokehjs import old_bokehjs
 from widgets.state import HeadState
@@ -64,15 +64,15 @@ def page_md(title: str, body: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, built_export):
     """A built MkDocs site served on loopback; yields its base URL."""
     root = tmp_path_factory.mktemp("book")
     docs = root / "docs"
     (docs / "js").mkdir(parents=True)
     for f in old_bokehjs().iterdir():
         shutil.copy(f, docs / "js" / f.name)
-    export(docs / "explorer.html")
-    fragment = export(root / "fragment.html", fragment=True).read_text()
+    shutil.copyfile(built_export / "head.html", docs / "explorer.html")
+    fragment = (built_export / "fragment.html").read_text()
     old = partial(OLD_FIGURE.format, js="../js")
     pages = {
         "index.md": page_md("Chapter 3", "Pages: pasted, iframe, old-before, old-after."),
@@ -324,14 +324,13 @@ def check_fits(page, width: int, height: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def exported_file(tmp_path_factory):
-    return export(tmp_path_factory.mktemp("alone") / "explorer.html")
+def exported_file(export_copy):
+    return export_copy / "head.html"
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    with serve(log=tmp_path_factory.mktemp("serve") / "panel.log") as base:
-        yield f"{base}/main"
+@pytest.fixture
+def served(served_app):
+    return served_app
 
 
 @pytest.mark.parametrize("kind", ["exported", "served"])

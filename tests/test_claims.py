@@ -900,3 +900,31 @@ def test_readme_the_launcher_gives_up_after_five_quick_failures(readme):
 
     said(readme, "restarts it, giving up after five quick failures, saying why; the others keep serving")
     assert supervise.GIVE_UP_AFTER == 5  # (tests/test_fault.py: the 5th quick death is given up, with why)
+
+
+# --- issue 24 item 3: Ask the class (the behaviour: tests/test_class_question.py, test_class_ask.py) ---
+
+
+def test_readme_ask_the_class_any_question_of_the_bank_and_counts_only(readme):
+    from core.class_question import TOP_KEY
+    from core.lessons import QUESTIONS
+    from widgets.broadcast import OPEN, ClassBus, question_message
+    from widgets.class_link import ClassLink
+    from widgets.class_question_view import QuestionDesk, bank_options
+    from widgets.state import HeadState
+
+    said(readme, "**Ask the class**: a question of the bank, or which key the query's row will weigh most")
+    said(readme, "not who said what", "its own marked")
+    bus = ClassBus()
+    desk = QuestionDesk(bus, HeadState())
+    assert desk.ask_button.label == "Ask the class" and desk.reveal_button.label.startswith("Reveal")
+    assert [name for name, _ in bank_options()] == [TOP_KEY, *QUESTIONS]
+    # what a process tells the teacher about the class's question is counts, nothing that names a student
+    link = ClassLink(HeadState(), bus=bus)
+    desk.ask()
+    assert bus.question["state"] == OPEN and question_message(OPEN, None)["question"] is None
+    link.card.choices.active = 1
+    summary = bus.local_summary()
+    assert summary["tally"] == [0, 1, 0, 0] and set(summary) == {
+        "proc", "students", "on_sent", "back", "send_id", "top", "t", "question_id", "tally",
+    }  # fmt: skip

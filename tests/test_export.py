@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import expect
 
 from app import export as export_module
-from app.export import AREAS, MAX_BYTES, export, main
+from app.export import AREAS, MAX_BYTES, export
 from app.fragment import page_in
 from core.trace import fmt_vector, trace
 from tests.conftest import CONSOLE_PROBLEMS, STYLE_WRITES_DURING_A_MOVE
@@ -59,10 +59,8 @@ def test_every_static_file_the_code_names_exists():
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("export")
-    assert main([str(out / "head.html")]) == 0
-    export(out / "fragment.html", fragment=True)
+def exported(export_copy):
+    out = export_copy  # head.html made by app/export.py's command line, and fragment.html (tests/conftest.py)
     (out / "frame.html").write_text(
         '<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">'
         "<title>iframe host</title></head><body><h1>The chapter</h1>"
@@ -471,7 +469,7 @@ def test_the_editor_works_in_the_file(exported, context, page, artifacts):
     wait_for_steps(page, state)
     assert_figures_match(page, state)
     assert page.locator(".bk-NumericInput input:visible").count() == 1 + 3 * 3 * 3
-    page.locator(".bk-Select select").nth(3).select_option("2")
+    page.locator('select[name="dim-y"]').select_option("2")  # (by name: the lesson's picker comes first)
     assert state.apply(dims=[0, 2])
     assert_figures_match(page, state)
     # Hostile labels typed into the editor are text everywhere.

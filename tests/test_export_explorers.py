@@ -16,7 +16,6 @@ import time
 
 import pytest
 
-from app.export import export
 from tests.test_explorer_parity import assert_same
 from tests.test_export import Offline
 from widgets import cost_viewdata, saturation_viewdata
@@ -26,10 +25,8 @@ from widgets.saturation_state import SaturationSettings
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("export") / "head.html"
-    export(out)
-    return out
+def exported(export_copy):
+    return export_copy / "head.html"
 
 
 # Each tab's page is a Bokeh document of its own, embedded when the tab is first opened.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from app.export import export
 from tests.test_export import assert_figures_match, figure_mismatches, open_page, wait_for_steps
 from widgets.state import HeadState
 
@@ -25,10 +24,8 @@ def scroll_to(target, figure: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("export")
-    export(out / "head.html")
-    return out
+def exported(export_copy):
+    return export_copy
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from app.export import export
 from tests.node_batch import NODE
 from tests.test_book_column import CUT_TEXT, DESKTOP_HEIGHT, NO_SIDE_SCROLL, PHONE_HEIGHT, WIDTHS
 from widgets.figure_text import CHAR_WIDTHS
@@ -56,8 +55,8 @@ def overlap(a: dict, b: dict) -> bool:
 
 
 @pytest.fixture(scope="module")
-def firefox_run(tmp_path_factory, artifacts):
-    page = export(tmp_path_factory.mktemp("firefox") / "explorer.html")
+def firefox_run(export_copy, artifacts):
+    page = export_copy / "head.html"
     job = {
         "url": page.as_uri(),
         "widths": [[w, PHONE_HEIGHT if w < 500 else DESKTOP_HEIGHT] for w in WIDTHS],

@@ -92,32 +92,28 @@ def exercise_lab(page, lab, artifacts, name: str, sent: list | None = None, widt
     page.screenshot(path=str(artifacts / f"lab-{name}-no-scale.png"), full_page=True)
 
 
-def test_served_lab_switches_runs_and_snapshots_in_the_browser(page, artifacts, tmp_path):
-    from tests.conftest import CONSOLE_PROBLEMS, serve
+def test_served_lab_switches_runs_and_snapshots_in_the_browser(page, artifacts, served_app):
+    from tests.conftest import CONSOLE_PROBLEMS
 
-    log = tmp_path / "panel.log"
     errors, sent = [], []
     page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(f)))
     page.set_viewport_size({"width": 1440, "height": 1000})
-    with serve("app/main.py", log=log) as base:
-        page.goto(f"{base}/main")
-        page.get_by_role("tab", name="Training lab").click()
-        lab = page.locator(".area-more section.training-lab")
-        lab.locator('table[data-name="weights"]').wait_for(timeout=30_000)
-        page.wait_for_timeout(300)
-        page.screenshot(path=str(artifacts / "lab-served.png"), full_page=True)
-        exercise_lab(page, lab, artifacts, "served", sent)
-    assert errors == []
-    assert "Traceback" not in log.read_text()
+    page.goto(served_app)
+    page.get_by_role("tab", name="Training lab").click()
+    lab = page.locator(".area-more section.training-lab")
+    lab.locator('table[data-name="weights"]').wait_for(timeout=30_000)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(artifacts / "lab-served.png"), full_page=True)
+    exercise_lab(page, lab, artifacts, "served", sent)
+    assert errors == []  # (and no Traceback in the server's log: tests/conftest.py served_app)
 
 
-def test_exported_lab_switches_runs_and_snapshots(page, artifacts, tmp_path):
-    from app.export import export
+def test_exported_lab_switches_runs_and_snapshots(page, artifacts, export_copy):
     from tests.conftest import CONSOLE_PROBLEMS
 
-    out = export(tmp_path / "explorer.html")
+    out = export_copy / "head.html"
     errors, requests = [], []
     page.on("console", lambda m: errors.append(m.text) if m.type in CONSOLE_PROBLEMS else None)
     page.on("pageerror", lambda e: errors.append(str(e)))

@@ -315,6 +315,8 @@ def test_a_figure_out_of_sight_catches_up_once_the_moves_stop(own_server, paused
     page.set_viewport_size({"width": 1280, "height": 700})
     open_page(page, url)
     page.wait_for_function("() => HeadExplorerPage.pages[0].settleAfter > 0")
+    # the browser has said the scores are out of sight (its first report comes a frame or more after set-up)
+    page.wait_for_function("() => HeadExplorerPage.pages[0].inView.get('scores') === false")
     before = values(page, "scores-cells")
     pause()
     page.evaluate(JS_SET, 0.5)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from bench.count_seam import private_names
-from tests.conftest import CONSOLE_PROBLEMS, OTHER_BOKEH_VERSION, SERVER_DRAWS, serve
+from tests.conftest import CONSOLE_PROBLEMS, OTHER_BOKEH_VERSION, SERVER_DRAWS
 from tests.node_batch import NODE
 from widgets.state import HeadState
 
@@ -69,10 +69,8 @@ def test_no_other_product_file_reaches_into_bokehjs():
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    from app.export import export
-
-    return export(tmp_path_factory.mktemp("seam") / "head.html").as_uri()
+def exported(export_copy):
+    return (export_copy / "head.html").as_uri()
 
 
 def open_export(page, url, *scripts):
@@ -195,10 +193,9 @@ def test_the_export_works_on_another_bokeh(exported, page):
     assert page.evaluate("() => Bokeh.documents[0].get_model_by_name('steps').text.includes('0.45')")
 
 
-@pytest.fixture(scope="module")
-def served():
-    with serve() as base:
-        yield f"{base}/main"
+@pytest.fixture
+def served(served_app):
+    return served_app
 
 
 @pytest.mark.seam

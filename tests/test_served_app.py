@@ -257,13 +257,15 @@ JS_RECORD_SENDS = """() => {
 def test_a_burst_keeps_one_value_in_flight(server_drawn):
     """static/bokeh_seam.js sendLatest: while the server has not answered the page's last patch, newer values
     of a control are held and only the newest is sent when the answer comes: a burst of 100 sends the first
-    value and then the last, nothing in between."""
+    value (when nothing else is awaiting an answer) and then the last, nothing in between."""
     server_drawn.evaluate(JS_RECORD_SENDS)
     server_drawn.evaluate(JS_RECORD_ROWS)
     server_drawn.evaluate(JS_BURST, list(BURST))
     server_drawn.wait_for_function(JS_ANSWERED, arg=core(BURST[-1]).weights[3].tolist(), timeout=15000)
     server_drawn.wait_for_selector(f"text={weights_line(core(BURST[-1]))}", timeout=15000)
-    assert server_drawn.evaluate("() => window.__sent") == [BURST[0], BURST[-1]]
+    # The first value goes at once, unless the fixture's own drawn_by patch is still unanswered: then it is
+    # held too. Either way nothing of the middle of the burst is sent, and the last value is.
+    assert server_drawn.evaluate("() => window.__sent") in ([BURST[0], BURST[-1]], [BURST[-1]])
     assert answered(server_drawn.evaluate("() => window.__rows")) in ([BURST[-1]], [BURST[0], BURST[-1]])
 
 

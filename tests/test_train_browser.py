@@ -48,10 +48,8 @@ def numpy_line() -> str:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    from app.export import export
-
-    return export(tmp_path_factory.mktemp("export") / "explorer.html").as_uri()
+def exported(export_copy):
+    return (export_copy / "head.html").as_uri()
 
 
 def status(panel) -> str:

@@ -25,6 +25,7 @@ import math
 from bokeh.core.properties import Dict, String
 from bokeh.model import DataModel
 
+from core.lessons import inside_convex
 from core.saturation import STUCK
 from core.trace import fmt
 from widgets.editor import WEIGHTS
@@ -40,6 +41,7 @@ ACCESSIBLE_NAMES = {
     "normaliser": "Turn scores into weights with",
     "dim-x": "Blend plot: x shows value component",
     "dim-y": "Blend plot: y shows value component",
+    "choices": "Your prediction",  # the open question's answers (widgets/lesson_view.py)
 }
 
 # figure model name -> (kind, the source its numbers come from, what the table's summary says, whether a
@@ -195,26 +197,6 @@ def _cells_note(rows, query, masked: int) -> str:
     return " ".join(parts)
 
 
-def _inside_convex(hx, hy, x: float, y: float) -> bool:
-    """Whether (x, y) lies in the convex polygon (hx, hy) (counter-clockwise, as convex_hull gives it),
-    its boundary included, with a tolerance for rounding."""
-    n = len(hx)
-    scale = max([1.0] + [abs(v) for v in (*hx, *hy, x, y)])
-    tol = 1e-9 * scale * scale
-    if n == 1:
-        return abs(x - hx[0]) <= 1e-9 * scale and abs(y - hy[0]) <= 1e-9 * scale
-    if n == 2:
-        cross = (hx[1] - hx[0]) * (y - hy[0]) - (hy[1] - hy[0]) * (x - hx[0])
-        dot = (x - hx[0]) * (hx[1] - hx[0]) + (y - hy[0]) * (hy[1] - hy[0])
-        length2 = (hx[1] - hx[0]) ** 2 + (hy[1] - hy[0]) ** 2
-        return abs(cross) <= tol and -tol <= dot <= length2 + tol
-    for k in range(n):
-        j = (k + 1) % n
-        if (hx[j] - hx[k]) * (y - hy[k]) - (hy[j] - hy[k]) * (x - hx[k]) < -tol:
-            return False
-    return True
-
-
 def blend_table(values: dict, output: dict, hull: dict, axes: dict) -> dict:
     """The blend plot in words: where the output lies, then each value with the weight on it."""
     ox, oy = float(output["x"][0]), float(output["y"][0])
@@ -223,7 +205,7 @@ def blend_table(values: dict, output: dict, hull: dict, axes: dict) -> dict:
     where = f"({fmt(ox)}, {fmt(oy)})" if not one_line else fmt(ox)
     weights = [float(w) for w in values["weight"]]
     top = max(range(len(weights)), key=lambda k: (weights[k], -k))
-    inside = _inside_convex([float(v) for v in hull["x"]], [float(v) for v in hull["y"]], ox, oy)
+    inside = inside_convex([float(v) for v in hull["x"]], [float(v) for v in hull["y"]], ox, oy)
     note = (
         f"{label[:1].upper()}{label[1:]}: {output['text'][0]}. In the plot ({axes['x']}"
         + ("" if one_line else f", {axes['y']}")

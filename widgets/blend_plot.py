@@ -27,6 +27,8 @@ from widgets.style import draw
 
 VALUE_COLOUR = "#4e79a7"
 OUTPUT_COLOUR = "#e15759"
+# The walk's last step: a glow under each weighted line to the output, and a ring round the output.
+GLOW_COLOUR, RING_COLOUR = "#f6c343", "#1a1a1a"
 
 
 SOURCES = ("values", "hull", "output", "links", "leaders")
@@ -42,6 +44,8 @@ class BlendPlot:
         self.output = ColumnDataSource(data["output"], name=f"{name}-output")
         self.links = ColumnDataSource(data["links"], name=f"{name}-links")
         self.leaders = ColumnDataSource(data["leaders"], name=f"{name}-leaders")
+        self.glow = ColumnDataSource({k: [] for k in ("x0", "y0", "x1", "y1", "width")}, name=f"{name}-glow")
+        self.ring = ColumnDataSource({"x": [], "y": []}, name=f"{name}-ring")
         x0, x1, y0, y1 = bounds
         self.figure = fig = figure(
             name=name,
@@ -68,6 +72,13 @@ class BlendPlot:
                 line_color=VALUE_COLOUR,
                 line_alpha=0.5,
                 line_dash="dashed",
+            ),
+        )
+        draw(
+            fig,
+            self.glow,
+            Segment(
+                x0="x0", y0="y0", x1="x1", y1="y1", line_color=GLOW_COLOUR, line_alpha=0.9, line_width="width"
             ),
         )
         draw(
@@ -111,6 +122,8 @@ class BlendPlot:
             self.output,
             Scatter(x="x", y="y", size=16, marker="star", fill_color=OUTPUT_COLOUR, line_color="#7a0f12"),
         )
+        ring = Scatter(x="x", y="y", size=30, fill_alpha=0, line_color=RING_COLOUR, line_width=2.5)
+        draw(fig, self.ring, ring)
         fig.add_tools(
             HoverTool(
                 renderers=[points],
@@ -123,10 +136,14 @@ class BlendPlot:
                           text_color="#444444", standoff=2)
         fig.add_layout(self.note, "below")
 
-    def update(self, data: dict, bounds, layout: dict) -> None:
-        """New points in place; the ranges follow the bounds (on a grid: a small move keeps them)."""
+    def update(self, data: dict, bounds, layout: dict, *, lesson: dict | None = None) -> None:
+        """New points in place; the ranges follow the bounds (on a grid: a small move keeps them);
+        `lesson`: the lesson's view data (the glow and the ring of the walk's last step)."""
         for name in SOURCES:
             write_changed(getattr(self, name), data[name])
+        if lesson is not None:
+            write_changed(self.glow, lesson["glow"])
+            write_changed(self.ring, lesson["ring"])
         xr, yr = self.figure.x_range, self.figure.y_range
         x0, x1, y0, y1 = bounds
         if (xr.start, xr.end) != (x0, x1):

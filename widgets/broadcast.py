@@ -9,6 +9,12 @@ the latest summary of each.  Redis only ever carries these small messages: a stu
 for it, so losing Redis costs sends and the class view, never a page.  The link comes back by itself
 when Redis does.
 
+A question the teacher asks the class (issue 24 item 3) travels the same way as a send: published on
+QUESTION_CHANNEL and kept under LAST_QUESTION_KEY (latecomers, pages that come back); each state of it (open,
+revealed, closed) is one message that replaces the one before. Students' answers never travel: each process
+counts its own students' answers and only the counts go into its summary for the teacher; at the reveal the
+teacher's process publishes the class's counts with the answer.
+
 A head travels as the explorer's own URL parameters (widgets.url_state.encode / apply_params), so every
 input the link carries (tokens, X, the W's, switches, query, ...) goes along.
 
@@ -32,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.class_question import add_tallies, read_question, tally
 from widgets.url_state import encode, resolve_query
 
 log = logging.getLogger(__name__)
@@ -40,6 +47,8 @@ REDIS_URL_ENV = "ATTN_REDIS_URL"  # set by the launcher when the server runs as 
 SEND_CHANNEL = "attn:send"
 CLASS_CHANNEL = "attn:class"
 LAST_SEND_KEY = "attn:last-send"
+QUESTION_CHANNEL = "attn:question"
+LAST_QUESTION_KEY = "attn:last-question"
 REPORT_EVERY = 0.2  # s: a process reports a change in its class at most this often ...
 HEARTBEAT = 0.5  # s: ... and at least this often, so the teacher sees a student or process that went away
 STALE_AFTER = 3.0  # s: a process not heard from for this long no longer counts
@@ -78,6 +87,38 @@ class Send:
         return cls.from_dict(json.loads(text))
 
 
+OPEN, REVEALED, CLOSED = "open", "revealed", "closed"  # the states of a question the class is asked
+
+
+def question_message(state: str, question: dict | None, counts: list[int] | None = None) -> dict:
+    """One state of the class's question, as it travels: the question itself, and at the reveal the counts."""
+    return {"state": state, "question": question, "counts": counts, "at": time.time()}
+
+
+def read_question_message(data) -> dict:
+    """A question message from Redis or a page's copy, checked; ValueError when it is not one."""
+    if isinstance(data, (str, bytes)):
+        data = json.loads(data)
+    if not isinstance(data, dict) or data.get("state") not in (OPEN, REVEALED, CLOSED):
+        raise ValueError("not a question message")
+    try:
+        at = float(data.get("at", 0))
+    except (TypeError, ValueError):
+        raise ValueError("not a question message's time") from None
+    if data["state"] == CLOSED:
+        return question_message(CLOSED, None) | {"at": at}
+    question = read_question(data.get("question"))
+    counts = data.get("counts")
+    if data["state"] == REVEALED:
+        n = len(question["choices"])
+        if not isinstance(counts, list) or len(counts) != n:
+            raise ValueError("not a question's counts")
+        counts = add_tallies([counts], n)
+    else:
+        counts = None
+    return {"state": data["state"], "question": question, "counts": counts, "at": at}
+
+
 def top_key(state, query_label: str | None) -> str | None:
     """The key the row of `query_label` (or, without one, of the state's own query) weighs most."""
     labels = list(state.labels)
@@ -100,6 +141,8 @@ class Student:
         self.connected = connected
         self.on_head: dict | None = None  # the encoded head last sent, as this student received it
         self.went_back = False  # pressed "Back to my head" since the last send
+        self.answer: tuple[str, int] | None = None  # (question id, choice) of the class's question
+        self.on_question = None  # called with each question message (ClassLink sets it)
         self.bus: ClassBus | None = None
         self._info: tuple[bool, str | None] | None = None
         state.param.watch(self._changed, ["head", "query"])
@@ -123,6 +166,12 @@ class Student:
         self.went_back = True
         self._changed()
 
+    def answered(self, question_id: str, choice: int | None) -> None:
+        """The student's answer to the class's question (None: no answer)."""
+        self.answer = None if choice is None else (question_id, choice)
+        if self.bus is not None:
+            self.bus.dirty = True
+
     def info(self, query_label: str | None) -> tuple[bool, str | None]:
         """(still on the head last sent, the key the class's query row weighs most)."""
         if self._info is None:
@@ -131,8 +180,8 @@ class Student:
         return on_sent, top_key(self.state, query_label)
 
 
-def summarise(students, send: Send | None, proc: str) -> dict:
-    """What one process tells the teacher about its students."""
+def summarise(students, send: Send | None, proc: str, question: dict | None = None) -> dict:
+    """What one process tells the teacher about its students (of the class's question, only the counts)."""
     query_label = (send.params.get("query") or None) if send else None
     live = [s for s in students if s.connected()]
     on_sent, back, tops = 0, 0, Counter()
@@ -142,7 +191,11 @@ def summarise(students, send: Send | None, proc: str) -> dict:
         back += bool(s.went_back and not on and send is not None)
         if key is not None:
             tops[key] += 1
+    asked = question.get("question") if question else None
+    answers = [s.answer[1] for s in live if asked and s.answer and s.answer[0] == asked["id"]]
     return {
+        "question_id": asked["id"] if asked else None,
+        "tally": tally(answers, len(asked["choices"])) if asked else None,
         "proc": proc,
         "students": len(live),
         "on_sent": on_sent,
@@ -153,8 +206,10 @@ def summarise(students, send: Send | None, proc: str) -> dict:
     }
 
 
-def add_up(summaries: list[dict], send: Send | None, order: list[str] | None = None) -> dict:
-    """The class at a glance from every process's summary."""
+def add_up(
+    summaries: list[dict], send: Send | None, order: list[str] | None = None, question: dict | None = None
+) -> dict:
+    """The class at a glance from every process's summary (with the class's question: its counts)."""
     students = sum(s["students"] for s in summaries)
     current = [s for s in summaries if send is not None and s["send_id"] == send.id]
     on_sent = sum(s["on_sent"] for s in current)
@@ -163,6 +218,7 @@ def add_up(summaries: list[dict], send: Send | None, order: list[str] | None = N
     for s in summaries:
         tops.update(s["top"])
     order = list(order or [])
+    asked = question.get("question") if question else None
     keys = [k for k in order if k in tops] + sorted(k for k in tops if k not in order)
     return {
         "students": students,
@@ -171,6 +227,11 @@ def add_up(summaries: list[dict], send: Send | None, order: list[str] | None = N
         "changed": students - on_sent - back if send else None,
         "top": {k: tops[k] for k in keys},
         "processes": len(summaries),
+        "tally": add_tallies(
+            [s.get("tally") for s in summaries if s.get("question_id") == asked["id"]], len(asked["choices"])
+        )
+        if asked
+        else None,
     }
 
 
@@ -182,6 +243,7 @@ class ClassBus:
         self.proc = f"{socket.gethostname()}:{os.getpid()}"
         self.students: dict[int, Student] = {}
         self.last_send: Send | None = None
+        self.question: dict | None = None  # the class's question as last published (question_message)
         self.dirty = False
         self.summaries: dict[str, dict] = {}  # from every process, by Redis (its own included)
         self.link_up = redis_url is None  # one process: no link needed
@@ -229,6 +291,40 @@ class ClassBus:
         if not self.local:
             self._spawn(self._write(lambda client: client.set(LAST_SEND_KEY, send.to_json(), nx=True)))
 
+    # -- the class's question ----------------------------------------------------
+
+    def publish_question(self, message: dict) -> None:
+        """Open, reveal or close the class's question on every process (a question_message)."""
+        if self.local:
+            self._receive_question(message)
+        else:
+            text = json.dumps(message)
+
+            async def publish(client):
+                await client.set(LAST_QUESTION_KEY, text)
+                await client.publish(QUESTION_CHANNEL, text)
+
+            self._spawn(self._write(publish))
+
+    def remember_question(self, message: dict) -> None:
+        """A question the teacher's page brought back after its process was started again (see `remember`)."""
+        if self.question is None:
+            self.question = message
+            self.dirty = True
+            if not self.local:
+                text = json.dumps(message)
+                self._spawn(self._write(lambda client: client.set(LAST_QUESTION_KEY, text, nx=True)))
+
+    def _receive_question(self, message: dict) -> None:
+        old = self.question
+        if old is not None and old["at"] == message["at"] and old["state"] == message["state"]:
+            return
+        self.question = message
+        self.dirty = True
+        for student in list(self.students.values()):
+            if student.on_question is not None:
+                student.on_question(message)
+
     def _receive(self, send: Send) -> None:
         if self.last_send is not None and self.last_send.id == send.id:
             return
@@ -241,7 +337,7 @@ class ClassBus:
 
     def local_summary(self) -> dict:
         self.dirty = False
-        return summarise(self.students.values(), self.last_send, self.proc)
+        return summarise(self.students.values(), self.last_send, self.proc, self.question)
 
     def class_view(self, order: list[str] | None = None) -> dict:
         if self.local:
@@ -249,7 +345,7 @@ class ClassBus:
         else:
             now = time.time()
             parts = [s for s in self.summaries.values() if now - s["received"] <= STALE_AFTER]
-        view = add_up(parts, self.last_send, order)
+        view = add_up(parts, self.last_send, order, self.question)
         view["link_up"] = self.link_up
         return view
 
@@ -265,6 +361,11 @@ class ClassBus:
             )
             if text:
                 self.last_send = Send.from_json(text)
+            text = redis.Redis.from_url(self.redis_url, socket_timeout=0.3, socket_connect_timeout=0.3).get(
+                LAST_QUESTION_KEY
+            )
+            if text:
+                self.question = read_question_message(text)
         except (redis.RedisError, OSError, ValueError, KeyError) as exc:
             self.last_error = str(exc)
 
@@ -338,7 +439,7 @@ class ClassBus:
             client = redis.asyncio.Redis.from_url(self.redis_url, socket_connect_timeout=0.5)
             try:
                 pubsub = client.pubsub()
-                await pubsub.subscribe(SEND_CHANNEL, CLASS_CHANNEL)
+                await pubsub.subscribe(SEND_CHANNEL, CLASS_CHANNEL, QUESTION_CHANNEL)
                 await self._after_reconnect(client)
                 self.link_up = self._listening = True
                 async for message in pubsub.listen():
@@ -359,6 +460,14 @@ class ClassBus:
             self._receive(Send.from_json(text))
         elif self.last_send is not None:
             await client.set(LAST_SEND_KEY, self.last_send.to_json(), nx=True)
+        text = await client.get(LAST_QUESTION_KEY)
+        if text:
+            try:
+                self._receive_question(read_question_message(text))
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("class bus: ignored a malformed question kept in Redis (%s)", exc)
+        elif self.question is not None:
+            await client.set(LAST_QUESTION_KEY, json.dumps(self.question), nx=True)
         self.dirty = True
 
     def _on_message(self, channel, data) -> None:
@@ -366,6 +475,8 @@ class ClassBus:
         try:
             if channel == SEND_CHANNEL:
                 self._receive(Send.from_json(data))
+            elif channel == QUESTION_CHANNEL:
+                self._receive_question(read_question_message(data))
             elif channel == CLASS_CHANNEL:
                 summary = json.loads(data)
                 summary["received"] = time.time()

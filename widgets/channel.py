@@ -10,6 +10,9 @@ once with what it means; a new message is a new property, not a `tags` entry or 
   weights, the query, every switch, the preset, the message). Published with every change except a drag of
   a token slider (the slider itself holds that value, and a page reads it there). The page's `follow`
   (static/explorer_page.js) draws a student's own moves on top of it.
+* `presses`, server → page: how many presses of the lesson's buttons (widgets/lesson_view.py: the walk's,
+  Check, Reveal, Next question…) the server has applied. The page draws a press at once, on top of the
+  server's state, until this count says the server has it; it changes in the same message as `state`.
 * `classroom`, server → page: where the page stands in the class, as JSON, kept by the page so that it can
   come back as it was should its server process die (static/rejoin.js sends it back in the address of a
   new session: widgets/class_link.py CAME_BACK). On a student's page `ClassLink.published` (the teacher's
@@ -25,7 +28,7 @@ once with what it means; a new message is a new property, not a `tags` entry or 
 
 from __future__ import annotations
 
-from bokeh.core.properties import JSON, Enum
+from bokeh.core.properties import JSON, Enum, Int
 from bokeh.model import DataModel
 
 SERVER, PAGE = "server", "page"  # the values of `drawn_by`
@@ -36,6 +39,7 @@ class HeadChannel(DataModel):
 
     state = JSON(default="{}", help="the server's head, as JSON (HeadState.as_data)")
     drawn_by = Enum(SERVER, PAGE, default=SERVER, help="who draws a student's own moves")
+    presses = Int(default=0, help="the lesson's button presses the server has applied")
     classroom = JSON(default="{}", help="where the page stands in the class, as JSON (static/rejoin.js)")
 
     def __init__(self, **kwargs):

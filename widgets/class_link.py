@@ -9,6 +9,10 @@ The page holds its own copy of where it stands in the class (`published`: the se
 go back to, whether the student went back), so that a page whose server process died comes back as it
 was: static/rejoin.js opens a new session with the page's head and that copy in its address (CAME_BACK),
 and this line picks up from it. A send made while the page was away reaches it then.
+
+Below the line, the card of the question the teacher asked the class (widgets/class_question_view.py): a
+latecomer gets the open question, and a page that comes back gets it with its own answer (kept in
+`published` too).
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ from functools import partial
 
 import panel as pn
 import param
-from bokeh.layouts import row
+from bokeh.layouts import column, row
 from bokeh.models import Button, Div
 from panel.io.state import set_curdoc
 
-from widgets.broadcast import ClassBus, Send, Student, class_bus
+from core.class_question import answer_index
+from widgets.broadcast import CLOSED, ClassBus, Send, Student, class_bus
+from widgets.class_question_view import QuestionCard
 from widgets.controls import set_changed
 from widgets.state import HeadState
 from widgets.url_state import apply_params, encode
@@ -118,6 +124,8 @@ class ClassLink(pn.viewable.Viewer):
             margin=(8, 0, 0, 0),
         )
         self.student = Student(state, self._deliver, self._connected)
+        self.student.on_question = self._deliver_question
+        self.card = QuestionCard(answered=self._answered)
         self._receiving = False
         state.param.watch(self._student_changed, ["head", "query"])
         last = self.bus.last_send
@@ -129,6 +137,7 @@ class ClassLink(pn.viewable.Viewer):
         elif last is not None and not brings_a_head(session_args or {}):
             self._load(last, keep_own=False)
         self.seen = last.id if last is not None and self.seen is None else self.seen
+        self._show_question(self.bus.question, self._answer_kept(resumed))
         self._publish()
         self.bus.join(self.student)
         if self.doc is not None and getattr(self.doc, "session_context", None) is not None:
@@ -159,6 +168,38 @@ class ClassLink(pn.viewable.Viewer):
             self._show(self.shown, back=self.before is not None)
             self._mark_teachers_head(self.student.info(None)[0])
 
+    # -- the class's question ------------------------------------------------------------------------------
+
+    def _answer_kept(self, data: dict | None) -> int | None:
+        """The student's answer to the open question, as the page brought it back (checked), or None."""
+        kept, asked = (data or {}).get("answer"), self.bus.question
+        if not isinstance(kept, dict) or asked is None or asked["state"] == CLOSED:
+            return None
+        if kept.get("id") != asked["question"]["id"]:
+            return None
+        try:
+            return answer_index(asked["question"], kept.get("choice"))
+        except ValueError:
+            return None
+
+    def _deliver_question(self, message: dict) -> None:
+        """Called by the bus on the server's loop: show the question inside this session's document lock."""
+        self._in_session(self._question_arrived, message)
+
+    def _question_arrived(self, message: dict) -> None:
+        with set_curdoc(self.doc), pn.io.hold():
+            self._show_question(message)
+            self._publish()
+
+    def _show_question(self, message: dict | None, own: int | None = None) -> None:
+        self.card.show(message, own)
+        if message is not None and message["state"] != CLOSED and self.card.own is not None:
+            self.student.answered(message["question"]["id"], self.card.own)
+
+    def _answered(self, question_id: str, choice: int | None) -> None:
+        self.student.answered(question_id, choice)
+        self._publish()
+
     def _connected(self) -> bool:
         context = getattr(self.doc, "session_context", None)
         session = getattr(context, "_session", None)
@@ -166,10 +207,14 @@ class ClassLink(pn.viewable.Viewer):
 
     def _deliver(self, send: Send) -> None:
         """Called by the bus on the server's loop: apply the send inside this session's document lock."""
+        self._in_session(self.receive, send)
+
+    def _in_session(self, apply, message) -> None:
+        """`apply(message)` on this session's next tick (under its document's lock), or now without one."""
         if self.doc is not None and getattr(self.doc, "session_context", None) is not None:
-            self.doc.add_next_tick_callback(partial(self.receive, send))
+            self.doc.add_next_tick_callback(partial(apply, message))
         else:
-            self.receive(send)
+            apply(message)
 
     def receive(self, send: Send) -> None:
         if send.id == self.seen:  # one this page has (a process started again may hear it after its pages)
@@ -230,6 +275,9 @@ class ClassLink(pn.viewable.Viewer):
             "own": self.before,
             "back": self.student.went_back,
             "seen": self.seen,
+            "answer": {"id": self.card.question_id, "choice": self.card.own}
+            if self.card.own is not None
+            else None,
         }
 
     def _publish(self) -> None:
@@ -244,4 +292,4 @@ class ClassLink(pn.viewable.Viewer):
             set_changed(self.view, visible=True)
 
     def __panel__(self):
-        return pn.pane.Bokeh(self.view)
+        return pn.pane.Bokeh(column(self.view, self.card.layout, sizing_mode="stretch_width"))

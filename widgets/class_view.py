@@ -52,9 +52,10 @@ def chart_title(query_label: str | None) -> str:
 class ClassView(pn.viewable.Viewer):
     """Counts, the link's state, and a bar chart of top keys, kept current by a periodic callback."""
 
-    def __init__(self, bus: ClassBus, order=lambda: [], **params):
+    def __init__(self, bus: ClassBus, order=lambda: [], also=(), **params):
         super().__init__(**params)
         self.bus = bus
+        self.also = list(also)  # more of the teacher's page kept current from the same view (the question)
         bus.start()  # a teacher's page on a process without students yet (one started again) hears the class
         self.order = order  # the teacher's token labels: the bars keep the head's order
         self.counts = Div(text="", name="class-counts", styles={"font-size": "17px"})
@@ -106,6 +107,8 @@ class ClassView(pn.viewable.Viewer):
             data = {"key": keys, "students": [view["top"][k] for k in keys]}
             if data != self.source.data:
                 self.source.data = data
+            for refresh in self.also:
+                refresh(view)
         self.shown = view
 
     def __panel__(self):

@@ -9,17 +9,16 @@ the export) wires them.
 
 from __future__ import annotations
 
-import functools
 import html
 
 from bokeh.layouts import column, row
 from bokeh.models import Button, CheckboxGroup, Div, NumericInput, RadioButtonGroup, Select, Slider
 
-from core.notes import note
 from core.options import SWITCH, SWITCHES, Options
 from core.presets import CUSTOM, PRESETS
 from widgets.style import short_label, text_panel
 from widgets.url_state import X_STEP
+from widgets.viewdata import preset_note  # noqa: F401  (the note panel's text; app/export.py imports it here)
 
 SLIDER_LOW, SLIDER_HIGH = -2.0, 2.0
 SLIDER_STEP = X_STEP  # links write a slider's value to this step's grid (widgets/url_state.py number)
@@ -134,23 +133,6 @@ def ablation_notes() -> str:
 
 
 ABLATION_NOTES = ablation_notes()
-
-
-@functools.cache
-def preset_note(name: str) -> str:
-    """A preset's note as HTML, with the numbers of the preset as loaded (core/notes.py).
-
-    The page shows it only while the head on screen is that preset (any edit but the query or the
-    plotted value coordinates makes the preset "custom"), so its numbers are the ones on screen.
-    Worked out once per preset: the top-1 note alone tries ~500 slider positions.
-    """
-    preset = PRESETS.get(name)
-    if preset is None:
-        return "<p class='note'>Your own head.</p>"
-    return "".join(
-        f"<p class='note{' foot' if text.startswith('Footnote:') else ''}'>{html.escape(text)}</p>"
-        for text in note(name, preset.head(), preset.tokens)
-    )
 
 
 def toggle(label: str, on: bool, name: str) -> CheckboxGroup:

@@ -23,6 +23,7 @@ import panel as pn
 import param
 from bokeh.core.property.validation import validate, without_property_validation
 
+from core.lessons import pose
 from core.options import SWITCHES
 from widgets.channel import PAGE, HeadChannel
 from widgets.controls import (
@@ -39,6 +40,8 @@ from widgets.controls import (
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
 from widgets.latest import LatestWins
+from widgets.lesson_data import lesson_of
+from widgets.lesson_state import LESSON_PARAMS
 from widgets.page import HeadPage
 from widgets.refusal import message_html
 from widgets.state import HeadState
@@ -80,12 +83,13 @@ class HeadExplorer(pn.viewable.Viewer):
         self._syncing = False  # True while the state writes into the controls
         self.latest = LatestWins(run=self._safely)  # in a burst only each control's newest value is computed
         self._dragging = False  # True while a slider move is applied: the URL waits for the release
+        self._pressing = False  # True while a lesson button's press is applied (the page has drawn it)
         self.channel = HeadChannel()  # the page's JavaScript and this server: the state, who draws a move
         self._wire_controls()
         if not self.editor_on_open:
             self.open_editor()
         self._publish()
-        s.param.watch(self._redraw, ["head", "query", "dims"])
+        s.param.watch(self._redraw, ["head", "query", "dims", *LESSON_PARAMS])
         s.param.watch(lambda event: self._show_message(event.new), ["message"])
         self._show_message(s.message)
 
@@ -104,6 +108,44 @@ class HeadExplorer(pn.viewable.Viewer):
         c.preset.on_change("value", self._guard(self._pick_preset))
         c.reset.on_click(lambda event: self._press(self.state.reset))
         self._wire_sliders()
+        self._wire_lesson()
+
+    def _wire_lesson(self) -> None:
+        """The walk's and the questions' buttons, each one action of the state (widgets/lesson_state.py);
+        the question picker, a value like the query's."""
+        L = self.page.lesson
+        buttons = {
+            "walk-open": L.walk_open, "walk-next": L.walk_next, "walk-prev": L.walk_prev,
+            "walk-leave": L.walk_leave, "walk-offer": L.walk_offer, "reveal": L.reveal,
+            "next-question": L.next_question, "close-question": L.close_question,
+        }  # fmt: skip
+        for do, button in buttons.items():
+            button.on_click(partial(self._lesson_press, lambda do=do: {"do": do}))
+        L.check.on_click(partial(self._lesson_press, self._prediction))
+        L.ask.on_change("value", self._guard(lambda new: self.state.act({"do": "ask", "name": new})))
+
+    def _prediction(self) -> dict:
+        """Check: the prediction the open question's control holds."""
+        L, s = self.page.lesson, self.state
+        estimate = bool(s.question) and pose(s.question).kind == "estimate"
+        return {"do": "predict", "value": float(L.estimate.value) if estimate else L.choices.active}
+
+    def _lesson_press(self, action, event=None) -> None:
+        """A lesson button: its action, then the count of presses applied (widgets/channel.py `presses`)
+        with the state, so the page, which drew the press at once (static/explorer_page.js follow), knows
+        the server has it."""
+
+        def run():
+            with pn.io.hold():  # the new state and the count in one message: the page reads them together
+                try:
+                    self._pressing = True
+                    self.state.act(action())
+                finally:
+                    self._pressing = False
+                    self.channel.presses += 1
+                    self._publish()
+
+        self._press(run)
 
     def _pick_preset(self, name: str) -> None:
         if name == TEACHERS:  # not a preset: the box goes back to what the head is
@@ -209,15 +251,19 @@ class HeadExplorer(pn.viewable.Viewer):
         shape = self._shape_of()
         reshape = shape != self._shape
         self._shape = shape
-        if self._dragging and self.channel.drawn_by == PAGE and not reshape:
+        changed = {e.name for e in events}
+        lesson = bool(changed & set(LESSON_PARAMS))  # a drag closes an answered question: the page must know
+        if self._dragging and self.channel.drawn_by == PAGE and not reshape and not lesson:
             # the page has drawn this move itself, with the same numbers: no view data to make or send
             self._sync_preset()
             return
-        data = view_data(s.head, s.query, s.labels, s.dims, moved=s.moved, before=s.before)
-        changed = {e.name for e in events}
+        data = view_data(s.head, s.query, s.labels, s.dims, s.moved, s.before, lesson=lesson_of(s))
+        # A lesson press the page has drawn already: its figures are not sent again (BokehJS repaints a source
+        # sent whole even when its numbers are the same); the controls and texts are.
+        drawn = self._pressing and self.channel.drawn_by == PAGE and not reshape
         with pn.io.hold():
-            self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C)
-            if self._dragging:  # the slider already shows its value; only the preset may now be "custom"
+            self.page.update(data, s.labels, d=s.head.d, reshape=reshape, C=s.head.C, figures=not drawn)
+            if self._dragging and not lesson:  # the slider shows its value; the preset may be "custom" now
                 self._sync_preset()
             else:
                 self._publish()  # (a drag changes only what the page's own controls hold)
@@ -292,6 +338,7 @@ class HeadExplorer(pn.viewable.Viewer):
             for switch in SWITCHES:
                 show_value(switch.name, c.switches[switch.name], getattr(s, switch.name))
             self._show_preset()
+            self.page.lesson.sync(s, asked=bool({"question", "revealed"} & changed))
         finally:
             self._syncing = False
 
@@ -314,6 +361,7 @@ class HeadExplorer(pn.viewable.Viewer):
         markup = message_html(text)
         with pn.io.hold():
             self.page.controls.message.text = markup
+            self.page.lesson.message.update(text=markup, visible=bool(markup))
             if self.editor is not None:
                 self.editor.message.text = markup
 

@@ -47,6 +47,8 @@ MASKED_INK = "#1a1a1a"
 # The query's row: an orange frame edged in black, so some part of it stands out at 3 : 1 or more
 # against light cells and dark ones alike.
 OUTLINE_COLOUR, OUTLINE_EDGE = "#f28e2b", "#000000"
+# The walk through the six steps dims every cell but those its step concerns (widgets/lesson_data.py).
+SPOTLIGHT_FILL, SPOTLIGHT_ALPHA = "#ffffff", 0.78
 
 # Titles: a short bold title and a plain subtitle under it, each on one line. Bokeh clips a title at
 # the canvas edge, so a figure's frame is at least as wide as its titles need (widgets/figure_text.py
@@ -100,6 +102,18 @@ def side_by_side(blocks: dict[str, dict], n_cols: int, gap: int) -> dict:
 # the code of a CustomJS), so the served page, the export and the notebook draw it alike and the server
 # sends each number once.
 PICTURE_FROM_CELLS = Path(__file__).resolve().parents[1] / "static" / "matrix_picture.js"
+
+
+def spotlight_side_by_side(blocks: dict[str, dict], n_cols: int, gap: int) -> dict:
+    """The dimming rectangles of several matrices in one figure, each block moved as side_by_side moves
+    its cells."""
+    out: dict[str, list] = {"x": [], "y": [], "width": [], "height": []}
+    for k, rects in enumerate(blocks.values()):
+        shift = k * (n_cols + gap)
+        out["x"] += [x + shift for x in rects["x"]]
+        for column in ("y", "width", "height"):
+            out[column] += list(rects[column])
+    return out
 
 
 def picture_of(cells: dict, rows: int, cols: int) -> dict:
@@ -185,6 +199,8 @@ class MatrixPlot:
         self.outline = ColumnDataSource(
             outline or {"x": [], "y": [], "width": [], "height": []}, name=f"{name}-outline"
         )
+        # the walk's: rectangles that dim the cells its step does not concern
+        self.spotlight = ColumnDataSource(spotlight_side_by_side({}, 0, 0), name=f"{name}-spotlight")
         # `picture`: one matrix only, painted as an image when it has too many cells for numbers
         self.picture = None
         if picture and len(blocks) == 1:
@@ -216,6 +232,14 @@ class MatrixPlot:
                 text_baseline="middle",
                 text_font_size="11px",
                 text_color={"field": "value", "transform": self.ink},
+            ),
+        )
+        draw(
+            fig,
+            self.spotlight,
+            Rect(
+                x="x", y="y", width="width", height="height", line_color=None, fill_color=SPOTLIGHT_FILL,
+                fill_alpha=SPOTLIGHT_ALPHA,
             ),
         )
         if outline is not None:
@@ -320,9 +344,10 @@ class MatrixPlot:
         layout: dict,
         outline: dict | None = None,
         reshape: bool = False,
+        spotlight: dict | None = None,
     ) -> None:
         """New numbers in place; `reshape` also resets ranges, size and tick labels (tokens or widths
-        changed)."""
+        changed); `spotlight`: each block's dimming rectangles (the walk's, widgets/lesson_data.py)."""
         n_rows, n_cols = len(rows), len(cols)
         self.set_limits(limits)
         if reshape:
@@ -337,3 +362,5 @@ class MatrixPlot:
             write_changed(self.source, columns)
         if outline is not None and outline != self.outline.data:
             self.outline.data = outline
+        if spotlight is not None:
+            write_changed(self.spotlight, spotlight_side_by_side(spotlight, n_cols, self.GAP))

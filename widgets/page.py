@@ -26,6 +26,8 @@ from widgets.controls import (
 )
 from widgets.editor import GRID_WIDTH
 from widgets.figure_text import HEATMAPS
+from widgets.lesson_data import lesson_of
+from widgets.lesson_view import LessonPanel
 from widgets.matrix_plot import CELL_OUTLINE, MatrixPlot
 from widgets.row_marks import RowMarks
 from widgets.style import text_panel, wrapping_row
@@ -104,6 +106,7 @@ class HeadPage:
         # what a token slider's move did to each row of the weights (rows that cannot see the future)
         self.row_marks = RowMarks(self.plots["weights"].figure, data["moved"])
         self.blend = BlendPlot(data["blend"], data["bounds"], data["layout"]["blend"])
+        self.lesson = LessonPanel(data.get("lesson"))
         self.title = text_panel(title, name="title")
         # The steps and the row's checks share one Div: each Div whose text changes costs the browser a
         # re-render and a layout pass on every move.
@@ -117,6 +120,8 @@ class HeadPage:
             # The weights, the blend and the token sliders wrap onto as many lines as the container
             # needs, in that order: the figures a slider moves are always just above or beside it.
             "top": wrapping_row(m["weights"], self.blend.figure, self.controls.vectors, name="top"),
+            # the walk and the questions, above the steps (a root of its own: its text changes by itself)
+            "lesson": self.lesson.layout,
             "readout": column(
                 text_panel("<h2>The steps for the chosen query</h2>", **READOUT_WIDTH),
                 self.steps,
@@ -164,6 +169,7 @@ class HeadPage:
                             "note": m.note,
                             "x_range": m.figure.x_range,
                             "y_range": m.figure.y_range,
+                            "spotlight": m.spotlight,
                         }.items()
                     },
                 }
@@ -183,18 +189,21 @@ class HeadPage:
                     "y_range": self.blend.figure.y_range,
                     "xaxis": self.blend.figure.xaxis[0],
                     "yaxis": self.blend.figure.yaxis[0],
+                    "glow": self.blend.glow,
+                    "ring": self.blend.ring,
                 }.items()
             },
             "steps": ref(self.steps),
+            "lesson": {name: ref(model) for name, model in self.lesson.models().items()},
             "tokens": ref(self.controls.tokens.layout),
         }
 
     @classmethod
     def for_state(cls, state, title: str = "") -> HeadPage:
-        """The page showing a HeadState as it is now (every option, the query, the preset)."""
+        """The page showing a HeadState as it is now (every option, the query, the preset, the lesson)."""
         s = state
-        return cls(
-            view_data(s.head, s.query, s.labels, s.dims),
+        page = cls(
+            view_data(s.head, s.query, s.labels, s.dims, lesson=lesson_of(s)),
             s.labels,
             s.X,
             d=s.head.d,
@@ -203,6 +212,8 @@ class HeadPage:
             options=s.options,
             preset=s.preset,
         )
+        page.lesson.sync(s, asked=True)
+        return page
 
     @cached_property
     def layout(self):
@@ -212,20 +223,29 @@ class HeadPage:
         return column(
             self.title,
             r["top"],
-            row(r["controls"], r["readout"], sizing_mode="stretch_width", styles={"gap": "18px"}),
+            row(
+                r["controls"],
+                column(r["lesson"], r["readout"], sizing_mode="stretch_width"),
+                sizing_mode="stretch_width",
+                styles={"gap": "18px"},
+            ),
             r["bottom"],
             name="head-page",
             sizing_mode="stretch_width",
         )
 
-    def update(self, data: dict, labels, *, d: int, reshape: bool = False, C: int | None = None) -> None:
-        """Write one state's view data into the existing models (and, on `reshape`, the controls' names)."""
+    def update(
+        self, data: dict, labels, *, d: int, reshape: bool = False, C: int | None = None, figures: bool = True
+    ) -> None:
+        """Write one state's view data into the existing models (and, on `reshape`, the controls' names);
+        `figures=False`: all but the figures' sources (the page has drawn them: widgets/explorer.py)."""
         if reshape and C is not None:
             self.a11y.names = accessible_names(labels, C=C, d=d)
+        lesson = data.get("lesson")  # (not in a view made without the lesson's part: a benchmark's)
         if reshape:  # every figure's size first, then the data (static/explorer_page.js paint says why)
             for name, plot in self.plots.items():
                 plot.lay_out(data["layout"][name])
-        for name, plot in self.plots.items():
+        for name, plot in self.plots.items() if figures else ():
             square = name in SQUARE
             plot.update(
                 {block: data["cells"][block] for block in plot.names},
@@ -235,7 +255,11 @@ class HeadPage:
                 layout=data["layout"][name],
                 outline=data["outline"] if square else None,
                 reshape=reshape,
+                spotlight={block: lesson["spotlight"][block] for block in plot.names} if lesson else None,
             )
-        self.row_marks.update(data["moved"])
-        self.blend.update(data["blend"], data["bounds"], data["layout"]["blend"])
+        if figures:
+            self.row_marks.update(data["moved"])
+            self.blend.update(data["blend"], data["bounds"], data["layout"]["blend"], lesson=lesson)
         self.steps.text = readout_html(data)
+        if lesson:
+            self.lesson.show(lesson)

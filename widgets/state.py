@@ -17,6 +17,7 @@ import param
 from core.attention import AttentionError, Head, as_finite_number, attend
 from core.options import OPTION_NAMES, SWITCH, Options, check_option
 from core.presets import PRESETS, Preset
+from widgets.lesson_state import LESSON_ACTIONS, LESSON_PARAMS, Lessons
 from widgets.refusal import Refusing
 
 MAX_TOKENS = 64  # presets may go this far; the editor stops at EDIT_MAX_TOKENS
@@ -117,9 +118,9 @@ SwitchParams = param.parameterized_class(
 )
 
 
-class HeadState(SwitchParams):
-    """One head's inputs, the query being inspected, the resulting Head, and (from SwitchParams) the
-    head's switches."""
+class HeadState(SwitchParams, Lessons):
+    """One head's inputs, the query being inspected, the resulting Head, (from SwitchParams) the head's
+    switches and (from Lessons) the walk and the open question."""
 
     tokens = param.List(default=list(PRESETS["chapter"].tokens), item_type=str)
     X = param.Array(default=np.array(PRESETS["chapter"].X))
@@ -189,7 +190,7 @@ class HeadState(SwitchParams):
 
         Returns True when the change was taken.
         """
-        unknown = set(changes) - set(INPUTS) - {"query", "preset", "dims", "moved"}
+        unknown = set(changes) - set(INPUTS) - {"query", "preset", "dims", "moved", *LESSON_PARAMS}
         if unknown:
             raise TypeError(f"not an input of HeadState: {', '.join(sorted(unknown))}")
         try:
@@ -215,8 +216,11 @@ class HeadState(SwitchParams):
         except (AttentionError, ValueError, TypeError) as exc:
             self.message = str(exc)
             return False
-        if "preset" not in changes and set(changes) - {"query", "dims"}:
+        edits = set(changes) - {"query", "dims", *LESSON_PARAMS}
+        if "preset" not in changes and edits:
             changes["preset"] = ""
+        if edits and self.revealed and "question" not in changes:  # the answer was about another head
+            changes.update(question="", prediction=None, revealed=False)
         changes.setdefault("moved", None)  # any change but a slider's move ends what `moved` says
         with param.parameterized.batch_call_watchers(self), param.edit_constant(self):
             self.param.update(**changes, message="", head=head)  # one update: one pass of param's checks
@@ -345,7 +349,8 @@ class HeadState(SwitchParams):
         {"do": "x", "token", "component", "value"}, {"do": "query", "index"}, {"do": "option", "name",
         "value"}, {"do": "preset", "name"}, {"do": "reset"}, {"do": "labels", "text"}, {"do": "add"},
         {"do": "remove"} (the query token), {"do": "widths", "C"?, "d"?}, {"do": "weight", "name", "row",
-        "col", "value"}, {"do": "dims", "value"}, {"do": "link", "params"}.
+        "col", "value"}, {"do": "dims", "value"}, {"do": "link", "params"}, and the lesson's
+        (widgets/lesson_state.py LESSON_ACTIONS).
         """
         from widgets.url_state import apply_params  # url_state reads HeadState's inputs, not the reverse
 
@@ -374,6 +379,8 @@ class HeadState(SwitchParams):
             return self.apply(dims=action["value"])
         if do == "link":
             return not apply_params(self, action["params"])
+        if do in LESSON_ACTIONS:
+            return self.lesson_act(action)
         raise ValueError(f"unknown action {do!r}")
 
     def as_data(self) -> dict:
@@ -382,5 +389,6 @@ class HeadState(SwitchParams):
         out.update({name: getattr(self, name).tolist() for name in ("X", "W_Q", "W_K", "W_V")})
         out.update(self.options.as_dict())
         out.update(query=self.query, dims=list(self.dims), preset=self.preset, message=self.message)
+        out.update({name: getattr(self, name) for name in LESSON_PARAMS})
         out["moved"] = list(self.moved) if self.moved is not None else None
         return out

@@ -10,9 +10,10 @@ from widgets.figure_text import AXIS_LABEL_CHARS, short_label  # noqa: F401  (th
 CSS = (Path(__file__).resolve().parents[1] / "static" / "explorer.css").read_text()
 
 
-def text_panel(text: str = "", **kw) -> Div:
-    """A Div styled by static/explorer.css (each document gets its own sheet model)."""
-    return Div(text=text, stylesheets=[InlineStyleSheet(css=CSS)], **kw)
+def text_panel(text: str = "", sheet: InlineStyleSheet | None = None, **kw) -> Div:
+    """A Div styled by static/explorer.css (each document gets its own sheet model; Divs of one part may
+    share theirs, `sheet`)."""
+    return Div(text=text, stylesheets=[sheet or InlineStyleSheet(css=CSS)], **kw)
 
 
 

@@ -16,8 +16,9 @@ import panel as pn
 from bokeh.models import Div
 
 from widgets import qr_code as qr
-from widgets.broadcast import ClassBus, Send, class_bus
+from widgets.broadcast import ClassBus, Send, class_bus, read_question_message
 from widgets.class_link import came_back
+from widgets.class_question_view import QuestionDesk
 from widgets.class_view import ClassView
 from widgets.style import FIGURE_MIN_WIDTH
 from widgets.url_state import encode
@@ -39,6 +40,11 @@ class TeacherDesk(pn.viewable.Viewer):
                 self.bus.remember(Send.from_dict(resumed["last"]))
             except (ValueError, KeyError, TypeError):
                 pass  # a copy that does not read: the class goes on without it
+        if resumed is not None and resumed.get("question"):
+            try:
+                self.bus.remember_question(read_question_message(resumed["question"]))
+            except (ValueError, KeyError, TypeError):
+                pass
         self.student_url = student_url
         self.send_button = pn.widgets.Button(
             label="Send this head to every student", color="primary", height=44, width=300
@@ -49,7 +55,10 @@ class TeacherDesk(pn.viewable.Viewer):
         if last is not None:
             self.status.text = f"Last sent at {time.strftime('%H:%M:%S', time.localtime(last.at))}."
         self._publish()
-        self.class_view = ClassView(self.bus, order=lambda: self.state.labels)
+        self.question_desk = QuestionDesk(self.bus, state)  # issue 24 item 3: the class answers a question
+        self.class_view = ClassView(
+            self.bus, order=lambda: self.state.labels, also=[self.question_desk.refresh, self._keep_question]
+        )
         self.qr = pn.pane.HTML(
             f'<figure class="students-address">{qr.svg(student_url, scale=9)}'
             f"<figcaption>Students open <b>{html.escape(student_url)}</b></figcaption></figure>",
@@ -75,11 +84,19 @@ class TeacherDesk(pn.viewable.Viewer):
     def published(self) -> dict:
         """Where the class stands, as the teacher's page keeps it (static/rejoin.js sends it back)."""
         last = self.bus.last_send
-        return {"last": last.to_dict() if last is not None else None}
+        return {"last": last.to_dict() if last is not None else None, "question": self.bus.question}
 
     def _publish(self) -> None:
         if self.channel is not None:
             self.channel.classroom = json.dumps(self.published())
+
+    def _keep_question(self, view) -> None:
+        """The page's copy of the class's question follows the bus (a question asked, revealed, closed)."""
+        if self.channel is not None and self._kept_question is not self.bus.question:
+            self._kept_question = self.bus.question
+            self._publish()
+
+    _kept_question = None
 
     def _confirm(self, sent) -> None:
         if self.bus.last_send is not None and self.bus.last_send.id == sent.id:
@@ -103,6 +120,9 @@ class TeacherDesk(pn.viewable.Viewer):
                 self.send_button,
                 pn.pane.Bokeh(self.status),
                 self.class_view,
+                # under the class view, not a column of its own: Panel adds up a row's children's least
+                # widths, and two columns of 280 made the page wider than a phone
+                pn.pane.Bokeh(self.question_desk.layout),
                 sizing_mode="stretch_width",
                 min_width=FIGURE_MIN_WIDTH,
                 max_width=620,

@@ -15,6 +15,9 @@ preset's value):
     temp=1                    the softmax temperature τ
     (the switches' keys come from core.options.SWITCHES)
     dims=0,1                  the value coordinates in the blend plot
+    walk=2                    the walk through the six steps, open at this step (1 to 6)
+    exercise=no-mask          a question of core.lessons.QUESTIONS, asked: the head before its change,
+                              the answer hidden until a prediction (preset=no-mask opens the answer)
 
 A malformed parameter is reported and left at its default; it never breaks
 the page.  Pure functions, no Panel: the explorer does the reading and writing.
@@ -28,6 +31,7 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 
+from core.lessons import QUESTIONS, STEPS
 from core.options import SWITCHES
 from core.presets import CUSTOM, PRESETS
 
@@ -36,6 +40,9 @@ TRUE, FALSE = {"1", "true", "on", "yes"}, {"0", "false", "off", "no"}
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 X_STEP = 0.05  # the token sliders' step (widgets/controls.py)
 MAX_PARAM = 4000  # characters; far more than 16 tokens × 6 numbers need
+# The lesson's keys (static/explorer.js gets them from widgets/logic_config.py): the walk's step on show,
+# and the question asked, while its answer is hidden.
+LESSON_KEYS = {"walk": "walk", "question": "exercise"}
 
 
 # How far a value may lie from the grid of its slider's step, in steps, and still be that grid point: a slider
@@ -98,6 +105,10 @@ def encode(state) -> dict[str, str]:
     params["dims"] = ",".join(str(k) for k in state.dims)
     for key, name in MATRICES.items():  # X is set by the token sliders, the W entries are typed
         params[key] = encode_matrix(getattr(state, name), X_STEP if name == "X" else None)
+    if getattr(state, "walk", 0):
+        params[LESSON_KEYS["walk"]] = str(state.walk)
+    if getattr(state, "question", "") and not state.revealed:
+        params[LESSON_KEYS["question"]] = state.question
     return params
 
 
@@ -173,6 +184,17 @@ def decode(params: dict) -> tuple[dict, list[str]]:
             bad("dims", "should be two whole numbers like 0,1")
     if raw.get("query"):
         changes["query_label"] = raw["query"]
+    walk, asked = raw.get(LESSON_KEYS["walk"]), raw.get(LESSON_KEYS["question"])
+    if walk:
+        if re.fullmatch(r"[+-]?\d+", walk.strip()) and 1 <= int(walk) <= STEPS:
+            changes["walk"] = int(walk)
+        else:
+            bad(LESSON_KEYS["walk"], f"should be a step from 1 to {STEPS}")
+    if asked:
+        if asked in QUESTIONS:
+            changes["question"] = asked
+        else:
+            bad(LESSON_KEYS["question"], f"names no question ('{asked[:40]}')")
     return changes, problems
 
 
@@ -207,13 +229,24 @@ def apply_params(state, params: dict) -> list[str]:
     """Load a link's settings into `state`; return what could not be used (also shown as its message).
 
     A preset is loaded first, then the rest on top of it.  If the rest does not fit together (say X has
-    more rows than there are labels) each part is tried alone, so every usable part still counts.
+    more rows than there are labels) each part is tried alone, so every usable part still counts. Then
+    the question is asked (its head before the change) and the walk opened.
     """
     changes, problems = decode(params)
+    lesson = {k: changes.pop(k) for k in ("question", "walk") if k in changes}
+    _apply_head(state, changes, problems)
+    if "question" in lesson:
+        state.ask(lesson["question"])
+    if "walk" in lesson:
+        state.walk_to(lesson["walk"])
+    state.message = "; ".join(problems)
+    return problems
+
+
+def _apply_head(state, changes: dict, problems: list[str]) -> None:
     whole = _as_one_change(state, changes)
     if whole is not None and (not whole or state.apply(**whole)):
-        state.message = "; ".join(problems)
-        return problems
+        return
     if "preset" in changes:
         state.load(changes.pop("preset"))
         # (issue 15) what the preset already holds is not applied again, so a link that matches it keeps
@@ -230,8 +263,6 @@ def apply_params(state, params: dict) -> list[str]:
             problems.append(f"the link's 'query' names no token ('{query_label[:40]}'), so it was left as is")
         else:
             state.apply(query=i)
-    state.message = "; ".join(problems)
-    return problems
 
 
 def _as_one_change(state, changes: dict) -> dict | None:

@@ -16,6 +16,9 @@ import re
 import numpy as np
 
 from core.attention import Head
+from core.lessons import convex_hull
+from core.notes import note
+from core.presets import PRESETS
 from core.trace import Trace, fmt, fmt_vector, trace
 from widgets.figure_text import (
     BLEND_NAMED_TOP,
@@ -27,6 +30,7 @@ from widgets.figure_text import (
     number_fit,
     place_blend_labels,
 )
+from widgets.lesson_data import Lesson, lesson_view
 
 # Colour limits never shrink below this, so a row of near-zero scores is not
 # painted at full saturation.
@@ -143,18 +147,29 @@ _RECENT_VIEWS: dict[tuple, tuple[Head, dict]] = {}
 RECENT_VIEWS = 8
 
 
-def view_data(head: Head, i: int, labels, dims=(0, 1), moved=None, before: Head | None = None) -> dict:
+def view_data(
+    head: Head,
+    i: int,
+    labels,
+    dims=(0, 1),
+    moved=None,
+    before: Head | None = None,
+    lesson: Lesson | None = None,
+) -> dict:
     """Everything the figures and text panels show for query i: one dict, one update (read it only).
 
     After a token slider's move, `moved` (token, component, value before) and `before` (the head before
-    the move) add the rows it left alone and those it changed (`row_marks`), said below the checks.
+    the move) add the rows it left alone and those it changed (`row_marks`), said below the checks. Given
+    `lesson`, the lesson's part is under "lesson": the walk, the question (widgets/lesson_data.py).
     """
-    key = (id(head), i, tuple(labels), tuple(dims))
+    key = (id(head), i, tuple(labels), tuple(dims), lesson)
     kept = _RECENT_VIEWS.get(key)
     if kept is not None and kept[0] is head:
         data = kept[1]
     else:
         data = _view_data(head, i, labels, dims)
+        if lesson is not None:
+            data["lesson"] = lesson_view(head, i, labels, lesson, data["blend"], preset_note)
         _RECENT_VIEWS[key] = (head, data)
         while len(_RECENT_VIEWS) > RECENT_VIEWS:
             del _RECENT_VIEWS[next(iter(_RECENT_VIEWS))]
@@ -257,29 +272,6 @@ def moved_html(head: Head, labels, moved, changed: list[bool]) -> str:
     return f'<p class="moved">{html.escape(text)}</p>'
 
 
-def convex_hull(xs, ys) -> tuple[list[float], list[float]]:
-    """Andrew's monotone chain; collinear points are dropped, duplicates too."""
-    pts = sorted(set(zip((float(v) for v in xs), (float(v) for v in ys))))
-    if len(pts) <= 2:
-        return [p[0] for p in pts], [p[1] for p in pts]
-
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower: list = []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    upper: list = []
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    hull = lower[:-1] + upper[:-1]
-    return [p[0] for p in hull], [p[1] for p in hull]
-
-
 def blend_dims(d: int, dims=(0, 1)) -> tuple[int, int | None]:
     """The two value coordinates to plot; with d = 1 there is only one (y is 0)."""
     a = min(max(int(dims[0]), 0), d - 1)
@@ -376,6 +368,23 @@ def steps_html(trace: Trace) -> str:
             f'<td class="step-lines">{lines}</td></tr>'
         )
     return f'<table class="steps">{"".join(rows)}</table>'
+
+
+@functools.cache
+def preset_note(name: str) -> str:
+    """A preset's note as HTML, with the numbers of the preset as loaded (core/notes.py).
+
+    The page shows it only while the head on screen is that preset (any edit but the query or the
+    plotted value coordinates makes the preset "custom"), so its numbers are the ones on screen.
+    Worked out once per preset: the top-1 note alone tries ~500 slider positions.
+    """
+    preset = PRESETS.get(name)
+    if preset is None:
+        return "<p class='note'>Your own head.</p>"
+    return "".join(
+        f"<p class='note{' foot' if text.startswith('Footnote:') else ''}'>{html.escape(text)}</p>"
+        for text in note(name, preset.head(), preset.tokens)
+    )
 
 
 def checks_html(trace: Trace, labels) -> str:
