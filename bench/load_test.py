@@ -342,9 +342,10 @@ class Client:
 
     def __init__(self, url: str):
         import panel.models  # noqa: F401  (registers Panel's models in this process)
-        import widgets.explorer  # noqa: F401  (and ours, HeadChannel, A11yNames…: the document holds them)
         from bokeh.client import pull_session
         from bokeh.events import DocumentReady
+
+        import widgets.explorer  # noqa: F401  (and ours, HeadChannel, A11yNames…: the document holds them)
 
         self.session = pull_session(url=url)
         self.doc = self.session.document
