@@ -9,12 +9,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import panel as pn  # noqa: E402
 
 from app.bokeh_defaults import cache_stable_defaults  # noqa: E402
+from app.catch_up import session_started  # noqa: E402
 from app.pool import page_for_session  # noqa: E402
 from app.served_page import serve_page  # noqa: E402
 from app.serving import release_memory_when_sessions_close, tune_server  # noqa: E402
 from widgets.class_link import ClassLink  # noqa: E402
 
 tune_server()
+session_started()  # (a process started again after a crash goes back to its priority once these stop)
 cache_stable_defaults()  # once per process: serialising a page and walking its models read every default
 pn.extension()
 pn.state.on_session_destroyed(release_memory_when_sessions_close)

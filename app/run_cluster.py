@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from string import Template
 
+from app.catch_up import catch_up_nice
 from app.classroom import ROOT, allowed_origins, build_argv, server_env
 from app.pool import EXPECT_ENV
 from app.redis_server import redis_url, start_redis
@@ -152,11 +153,15 @@ def cluster(
             )
             log = logs / f"backend-{bp}.log"
             log.write_text("")
+            starts = [0]
 
             def start() -> subprocess.Popen | Forked:
+                starts[0] += 1
+                # started again: its returning students' sessions built at a lower priority (app/catch_up.py)
+                nice = catch_up_nice() if starts[0] > 1 else 0
                 if zygote is not None and zygote.running:
                     try:
-                        return zygote.spawn(argv, env, log)
+                        return zygote.spawn(argv, env, log, nice=nice)
                     except RuntimeError:
                         pass  # a cold start below
                 with open(log, "a") as out:
