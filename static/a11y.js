@@ -93,22 +93,10 @@
     };
   }
 
+  // Whether the output lies in the values' hull: static/lessons.js's test (core/lessons.py inside_convex).
   function insideConvex(hx, hy, x, y) {
-    const n = hx.length;
-    const scale = Math.max(1, ...hx.map(Math.abs), ...hy.map(Math.abs), Math.abs(x), Math.abs(y));
-    const tol = 1e-9 * scale * scale;
-    if (n === 1) return Math.abs(x - hx[0]) <= 1e-9 * scale && Math.abs(y - hy[0]) <= 1e-9 * scale;
-    if (n === 2) {
-      const cross = (hx[1] - hx[0]) * (y - hy[0]) - (hy[1] - hy[0]) * (x - hx[0]);
-      const dot = (x - hx[0]) * (hx[1] - hx[0]) + (y - hy[0]) * (hy[1] - hy[0]);
-      const length2 = (hx[1] - hx[0]) ** 2 + (hy[1] - hy[0]) ** 2;
-      return Math.abs(cross) <= tol && -tol <= dot && dot <= length2 + tol;
-    }
-    for (let k = 0; k < n; k++) {
-      const j = (k + 1) % n;
-      if ((hx[j] - hx[k]) * (y - hy[k]) - (hy[j] - hy[k]) * (x - hx[k]) < -tol) return false;
-    }
-    return true;
+    const lessons = win && win.HeadLessons ? win.HeadLessons : require("./lessons.js");
+    return lessons.insideConvex(hx, hy, x, y);
   }
 
   function blendTable(values, output, hull, axes) {
