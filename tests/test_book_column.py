@@ -131,6 +131,11 @@ def explorer_frame(page):
     frame.wait_for_function(
         "() => Bokeh.documents[0].get_model_by_name('steps').text.includes('0.13, 0.56, 0.14, 0.18')"
     )
+    # and the parts added after the first one (the scores, the projections: the export's later roots) drawn
+    frame.wait_for_function(
+        "() => ['scores', 'qkv'].every((n) => { const m = Bokeh.documents[0].get_model_by_name(n);"
+        " try { return !!m && !!Bokeh.index.get_one(m); } catch (e) { return false; } })"
+    )
     return frame
 
 
