@@ -233,6 +233,11 @@ def open_page(page, url: str):
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(url)
     page.wait_for_function(READY, timeout=60_000)
+    # every part of the export made (its later roots come in idle moments), so the Tab stops are all there
+    page.wait_for_function(
+        "() => !window.HeadExplorerPage || HeadExplorerPage.pages.every((p) => p.complete !== false)",
+        timeout=30_000,
+    )
     for header in page.locator(".card-header").all():  # named by its title, which is drawn a little later
         header.filter(has_text=re.compile(r"\S")).wait_for(timeout=30_000)
     return errors

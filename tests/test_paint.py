@@ -214,11 +214,13 @@ def test_a_move_draws_kept_axes_and_rewrites_only_the_steps_texts(exported, cont
           await frames();
           const whileHatched = axis._axis_picture;
           axis.model.background_hatch_pattern = null;
-          await frames();
-          return {whileHatched, keptAfter: axis._axis_picture !== null};
+          window.__plainAgain = axis;
+          return whileHatched;
         }"""
     )
-    assert hatched == {"whileHatched": None, "keptAfter": True}, hatched
+    assert hatched is None
+    # kept again at its next paint (which a busy machine may put off for some frames)
+    page.wait_for_function("() => window.__plainAgain._axis_picture !== null", timeout=10_000)
     net.check()
 
 
