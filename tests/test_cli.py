@@ -1,4 +1,6 @@
-"""core/one_head_by_hand.py run as the reader would run it, in a subprocess."""
+"""core/one_head_by_hand.py run as the reader would run it: in a subprocess (`python -m` and by its path,
+and the refusals, whose status and stderr are the process's own), the rest through its `main` in this
+process with stdout and stderr caught (the same text, without a Python start-up for each)."""
 
 from __future__ import annotations
 
@@ -41,10 +43,10 @@ def run(*args: str, module: bool = True, cwd: Path = ROOT) -> subprocess.Complet
 
 
 def ok(*args: str) -> str:
-    r = run(*args)
-    assert r.returncode == 0, r.stderr
-    assert r.stderr == ""
-    return r.stdout
+    status, out, err = run_in_process(list(args))
+    assert status == 0, err
+    assert err == ""
+    return out
 
 
 def matrices(stdout: str) -> tuple[np.ndarray, np.ndarray]:
