@@ -40,7 +40,7 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed, so 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "action_driver.js"
 N_SEQUENCES = 500
-MIN_ACTIONS = 20
+MIN_ACTIONS = 14
 BATCH = 125
 
 REFUSED_NUMBERS = (math.nan, math.inf, -math.inf, 1e308, -1e308, 1e101, "abc", "", None, "1.2.3")
@@ -349,8 +349,8 @@ def test_python_and_javascript_take_every_action_sequence_to_the_same_page():
         *(s.name for s in SWITCHES),
         *LESSON_ACTIONS,
     }
-    assert refused > N_SEQUENCES
-    assert revealed > N_SEQUENCES // 10 and walked > N_SEQUENCES // 4, (revealed, walked)  # about half walk
+    assert refused > N_SEQUENCES, refused
+    assert revealed > N_SEQUENCES // 20 and walked > N_SEQUENCES // 4, (revealed, walked)  # drawn: ~60, ~210
 
 
 def test_refusals_say_the_same_thing_in_both():
@@ -450,7 +450,7 @@ def test_a_slider_move_marks_the_rows_it_left_alone_the_same_in_both_runtimes():
 def test_a_page_reading_its_sliders_sees_each_move_as_the_action_does():
     """static/explorer_page.js follow reads a move from the sliders (HeadLogic.sliderMove): over drawn
     sequences, its `moved` and its view data after each action equal the action's own."""
-    sequences = [done for done, _ in (python_run(actions) for actions in draw_sequences(60))]
+    sequences = [done for done, _ in (python_run(actions) for actions in draw_sequences(90))]
     proc = node_batch.start_node(DRIVER, {"config": logic_config(), "sequences": sequences, "follow": True})
     steps = [step for seq in results(proc) for step in seq]
     assert all("error" not in step for step in steps)
