@@ -184,12 +184,17 @@ def cluster(
         conf.write_text(render_nginx_conf(tmp, f"{listen}:{port}", upstream))
 
         def start_nginx() -> subprocess.Popen:
+            old = found.get("nginx")
+            if old is not None:  # a master that died leaves its workers, still on the port with the old
+                with contextlib.suppress(ProcessLookupError, PermissionError):  # config: they go too
+                    os.killpg(old.pid, signal.SIGKILL)
             with open(logs / "nginx.stderr", "a") as err:
                 return subprocess.Popen(
                     [NGINX, "-p", str(tmp), "-c", str(conf), "-g", "daemon off;"],
                     cwd=tmp,
                     stdout=subprocess.DEVNULL,
                     stderr=err,
+                    start_new_session=True,  # its workers in a group of their own (above)
                 )
 
         front = supervisor.add(
@@ -215,6 +220,9 @@ def cluster(
                 p.terminate()
         for p in everything:
             stop_process(p)
+        if found.get("nginx") is not None:  # and any worker a master killed outright left behind
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(found["nginx"].pid, signal.SIGKILL)
         if zygote is not None:
             zygote.stop()
         if not keep_dir and log_dir is None:
