@@ -1,16 +1,21 @@
-"""A server process started again after a crash rebuilds its returning students' sessions at a lower
-priority, so the students of the processes that kept working do not wait behind it.
+"""A server process started again after a crash rebuilds its returning students' sessions only on CPU that
+no other process wants, so the students of the processes that kept working do not wait behind it.
 
 When a server process dies, its students all come back within seconds, and the process started again
-spends those seconds building their sessions, a core's worth of work. On a machine whose cores are all
-busy, that work takes CPU from the processes that kept serving, and their students' moves slow down
-(bench/RESULTS-fault.md). So the launcher starts a process again at nice CATCH_UP_NICE (app/zygote.py,
-before the process has a thread), and the process goes back to its first priority once its students are
-back: no new session for QUIET_S, or LONGEST_S after its start, whichever comes first.
+spends those seconds building their sessions, most of a core's work. On a machine whose cores are shared,
+that work takes CPU from the processes that kept serving, and their students' moves slow down. So the
+launcher starts a process again under Linux's SCHED_IDLE policy (app/zygote.py, before the process has a
+thread): the kernel runs it only on a core nothing else wants, and takes the core back the moment another
+process wakes. At nice 10 instead, the survivors' moves were still 1.26x slower in a recovery on a quiet
+machine, against 1.30x not lowered; under SCHED_IDLE 1.11x, with the students back as fast
+(bench/RESULTS-fault.md). The process goes back to the normal policy once its students are back: no new
+session for QUIET_S, or LONGEST_S after its start, whichever comes first; the second bounds what a machine
+with no idle CPU at all costs the returning students.
 
-Going back up needs the right to raise a priority (root's CAP_SYS_NICE, or an RLIMIT_NICE that allows it,
-as systemd's LimitNICE= sets). Without it a lowered process would stay low for good, so the launcher then
-leaves the priority alone (`catch_up_nice` is 0) and the process catches up as before.
+Going back needs the right to (root's CAP_SYS_NICE, or an RLIMIT_NICE that allows the process's nice, as
+systemd's LimitNICE= sets). Without it a lowered process would stay low for good, so the launcher then
+leaves the policy alone (`can_catch_up` is False) and the process catches up as before. The launcher's
+`--no-catch-up` does the same by choice (bench/fault.py --catch-up ab measures one against the other).
 """
 
 from __future__ import annotations
@@ -20,16 +25,15 @@ import resource
 import threading
 import time
 
-CATCH_UP_NICE = 10  # a restarted process's niceness above the launcher's while its students come back
 QUIET_S = 3.0  # no new session for this long: the students that were coming back are back
-LONGEST_S = 20.0  # at the latest, this long after the start
+LONGEST_S = 6.0  # at the latest, this long after the start
 CAP_SYS_NICE = 23
 
 _last_session = None  # monotonic time of the newest session's start, while catching up
 
 
 def can_raise_back(to: int) -> bool:
-    """May this process (and a child of it) raise its priority back to niceness `to` after lowering it?"""
+    """May this process (and a child of it) go back to the normal policy at niceness `to` after leaving it?"""
     soft, _ = resource.getrlimit(resource.RLIMIT_NICE)
     if soft == resource.RLIM_INFINITY or 20 - to <= soft:
         return True
@@ -42,9 +46,9 @@ def can_raise_back(to: int) -> bool:
     return False
 
 
-def catch_up_nice() -> int:
-    """The niceness (above the launcher's own) a process started again catches up at; 0: not lowered."""
-    return CATCH_UP_NICE if can_raise_back(os.getpriority(os.PRIO_PROCESS, 0)) else 0
+def can_catch_up() -> bool:
+    """Can a process started again here catch up under SCHED_IDLE and then come back?"""
+    return hasattr(os, "SCHED_IDLE") and can_raise_back(os.getpriority(os.PRIO_PROCESS, 0))
 
 
 def session_started() -> None:
@@ -53,22 +57,22 @@ def session_started() -> None:
     _last_session = time.monotonic()
 
 
-def set_every_thread(nice: int) -> None:
-    """Linux keeps a niceness per thread: each of this process's threads at `nice`."""
+def every_thread_normal() -> None:
+    """Linux keeps a policy per thread: each of this process's threads back under SCHED_OTHER."""
     for tid in os.listdir("/proc/self/task"):
         try:
-            os.setpriority(os.PRIO_PROCESS, int(tid), nice)
+            os.sched_setscheduler(int(tid), os.SCHED_OTHER, os.sched_param(0))
         except (ProcessLookupError, PermissionError):
-            pass  # a thread that ended meanwhile; (not permitted: can_raise_back said otherwise)
+            pass  # a thread that ended meanwhile; (not permitted: can_catch_up said otherwise)
 
 
-def begin(nice: int, quiet: float = QUIET_S, longest: float = LONGEST_S) -> None:
-    """In a process started again, before it has threads: run `nice` lower, and go back to the priority it
-    had once its students are back (a thread of its own watches)."""
-    if nice <= 0:
+def begin(lower: bool, quiet: float = QUIET_S, longest: float = LONGEST_S) -> None:
+    """In a process started again, before it has threads: with `lower`, run under SCHED_IDLE (its threads
+    to come inherit it), and go back to the normal policy once its students are back (a thread of its own
+    watches)."""
+    if not lower:
         return
-    first = os.getpriority(os.PRIO_PROCESS, 0)
-    os.nice(nice)
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     start = time.monotonic()
 
     def watch() -> None:
@@ -77,8 +81,8 @@ def begin(nice: int, quiet: float = QUIET_S, longest: float = LONGEST_S) -> None
             now = time.monotonic()
             back = _last_session is not None and now - _last_session >= quiet
             if back or now - start >= longest:
-                set_every_thread(first)
-                print(f"Caught up after {now - start:.1f} s: back at nice {first}", flush=True)
+                every_thread_normal()
+                print(f"Caught up after {now - start:.1f} s: back at the normal priority", flush=True)
                 return
 
     threading.Thread(target=watch, name="catch-up", daemon=True).start()

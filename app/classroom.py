@@ -304,6 +304,13 @@ def parse_args(args=None) -> argparse.Namespace:
         "a class arriving at once is not kept waiting (~3 MB of memory each)",
     )
     p.add_argument(
+        "--no-catch-up",
+        action="store_true",
+        help="with more than one process: one started again after a crash rebuilds its students' sessions at "
+        "the normal priority (by default only on CPU the other processes leave idle, so their students do "
+        "not wait behind it)",
+    )
+    p.add_argument(
         "--new-key",
         action="store_true",
         help="make a new teacher's key (otherwise the one from the last start is kept, so an open teacher's "
@@ -438,6 +445,7 @@ def run_behind_nginx(ns: argparse.Namespace, processes: int, key: str, origins: 
         admin=not ns.no_admin,
         redis_port=ns.redis_port,
         say=say,
+        catch_up=not ns.no_catch_up,
     ) as c:
         say(f"Class bus: redis-server on 127.0.0.1:{c['redis_port']}")
         say(f"Server logs: {c['dir']} (while it runs)")

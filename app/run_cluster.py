@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from string import Template
 
-from app.catch_up import catch_up_nice
+from app.catch_up import can_catch_up
 from app.classroom import ROOT, allowed_origins, build_argv, server_env
 from app.pool import EXPECT_ENV
 from app.redis_server import redis_url, start_redis
@@ -92,6 +92,7 @@ def cluster(
     supervise: bool = True,
     say=print,
     warm_starts: bool = True,
+    catch_up: bool = True,
 ):
     """Yield a dict: url (of nginx), backends [(port, Popen)], nginx (Popen), dir, supervisor, and with
     Redis (by default when there is more than one backend: the class bus, issue 15) redis (Popen) and
@@ -105,7 +106,8 @@ def cluster(
     started again (app/supervise.py; `say` reports it), and the dict's entries follow the new processes.
     With `warm_starts` (the default, but not with `return_memory`, whose allocator is chosen when Python
     starts) each backend is a fork of one process that has made their imports (app/zygote.py), so one that
-    died serves again within a second."""
+    died serves again within a second. With `catch_up` a backend started again builds its returning students'
+    sessions on idle CPU only (app/catch_up.py); it is the dict's "catch_up", read at each start."""
     port = port or free_port()
     backend_ports = backend_ports or [free_port() for _ in range(processes)]
     tmp = Path(tempfile.mkdtemp(prefix="attn-cluster-"))
@@ -114,7 +116,7 @@ def cluster(
     if origins is None:
         origins = [f"127.0.0.1:{port}", f"localhost:{port}", f"{socket.gethostname()}:{port}"]
     supervisor = Supervisor(say=say)
-    found: dict = {"backends": [], "supervisor": supervisor, "dir": tmp}
+    found: dict = {"backends": [], "supervisor": supervisor, "dir": tmp, "catch_up": catch_up}
     zygote = None
     try:
         if warm_starts and not return_memory:
@@ -157,11 +159,11 @@ def cluster(
 
             def start() -> subprocess.Popen | Forked:
                 starts[0] += 1
-                # started again: its returning students' sessions built at a lower priority (app/catch_up.py)
-                nice = catch_up_nice() if starts[0] > 1 else 0
+                # started again: its returning students' sessions built on idle CPU (app/catch_up.py)
+                lower = found["catch_up"] and starts[0] > 1 and can_catch_up()
                 if zygote is not None and zygote.running:
                     try:
-                        return zygote.spawn(argv, env, log, nice=nice)
+                        return zygote.spawn(argv, env, log, catch_up=lower)
                     except RuntimeError:
                         pass  # a cold start below
                 with open(log, "a") as out:

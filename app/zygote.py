@@ -9,9 +9,9 @@ forkserver uses it.)
 
     python -m app.zygote        # started by app/run_cluster.py, spoken to over its stdin and stdout
 
-Commands on stdin, one JSON a line: {"argv": [...], "env": {...}, "log": PATH, "cwd": DIR, "nice": N}
-starts `argv` (python -m panel serve ...) as a fork with that environment, its output to PATH (and N
-lower while it catches up, app/catch_up.py), and answers
+Commands on stdin, one JSON a line: {"argv": [...], "env": {...}, "log": PATH, "cwd": DIR, "catch_up": BOOL}
+starts `argv` (python -m panel serve ...) as a fork with that environment, its output to PATH (with
+catch_up: on idle CPU only until its students are back, app/catch_up.py), and answers
 {"pid": N}; when a child ends the zygote says {"exit": N, "code": C} (C as Popen's returncode: negative for
 a signal). The zygote holds no thread and no event loop, so a fork starts clean. `Zygote` is the launcher's
 end; `Forked` looks like the Popen the supervisor (app/supervise.py) expects.
@@ -84,7 +84,7 @@ def become(command: dict) -> None:
         os.chdir(command.get("cwd") or ROOT)
         from app.catch_up import begin
 
-        begin(command.get("nice", 0))  # a process started again: its students' sessions at a lower priority
+        begin(command.get("catch_up", False))  # started again: its students' sessions on idle CPU only
         argv = command["argv"]
         if argv[1:3] != ["-m", "panel"]:
             raise ValueError(f"not a panel command: {argv[:3]}")
@@ -227,13 +227,21 @@ class Zygote:
     def running(self) -> bool:
         return self.proc.poll() is None
 
-    def spawn(self, argv: list[str], env: dict, log: Path, cwd: Path = ROOT, nice: int = 0) -> Forked:
-        """A fork running `argv` (python -m panel serve ...), `nice` lower until it has caught up
-        (app/catch_up.py); RuntimeError when the zygote cannot."""
+    def spawn(
+        self, argv: list[str], env: dict, log: Path, cwd: Path = ROOT, catch_up: bool = False
+    ) -> Forked:
+        """A fork running `argv` (python -m panel serve ...), with `catch_up` on idle CPU only until its
+        students are back (app/catch_up.py); RuntimeError when the zygote cannot."""
         with self._lock:
             if not self.running:
                 raise RuntimeError("the zygote has stopped")
-            command = {"argv": list(argv), "env": dict(env), "log": str(log), "cwd": str(cwd), "nice": nice}
+            command = {
+                "argv": list(argv),
+                "env": dict(env),
+                "log": str(log),
+                "cwd": str(cwd),
+                "catch_up": catch_up,
+            }
             try:
                 self.proc.stdin.write((json.dumps(command) + "\n").encode())
                 self.proc.stdin.flush()

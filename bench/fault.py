@@ -18,8 +18,11 @@ The launcher starts it again; its students come back by themselves.
   windows are interleaved in time, round after round (the killed process alternates), and judged on the
   median of the rounds' ratios.
 * cpu_s: in each window, the CPU seconds of the survivors' server process, the killed one (and its restart:
-  app/catch_up.py), the killed side's students and pages (at `--nice`: in a classroom they are other
-  machines), the survivors' own clients, nginx, and everyone else's jobs on the machine.
+  app/catch_up.py), the killed side's students and pages (on idle CPU at `--nice`: in a classroom
+  they are other machines), the survivors' own clients, nginx, and everyone else's jobs on the machine.
+
+* `--catch-up ab`: the rounds go kill with the catch-up, kill without it (the launcher's
+  --no-catch-up), and, with `--null`, no kill; the summary gives each kind's medians.
 
 Targets (issue 25): recovery p95 <= 10 s; survivors' latency in the fault <= 1.2x before it.
 """
@@ -164,7 +167,9 @@ async def keep_moving(student: Student, rate: float, stop: asyncio.Event, since:
 
 
 def stay_low(nice: int) -> None:
-    """Keep this process and whatever it starts at `nice`. Chromium would not stay there: it raises its
+    """Keep this process and whatever it starts under SCHED_IDLE at `nice`: they stand for the students'
+    own machines, so they take only CPU that the servers leave (and, at `nice`, less of it than the
+    measuring students). Chromium would not stay there: it raises its
     compositor's and IO threads' priority (to -8, which it may when it runs as root, as here), and it runs
     in a session of its own, which the kernel's autogroup scheduling gives a full share of the CPU whatever
     its threads' nice. So this process gives up the right to raise a priority (CAP_SYS_NICE, from the set
@@ -172,6 +177,7 @@ def stay_low(nice: int) -> None:
     import ctypes
 
     os.nice(nice - os.getpriority(os.PRIO_PROCESS, 0))
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # inherited by all it starts
     libc = ctypes.CDLL(None, use_errno=True)
     PR_CAPBSET_DROP, CAP_SYS_NICE = 24, 23
     if libc.prctl(PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0) != 0 and ctypes.get_errno() != 1:  # 1: not root
@@ -300,13 +306,32 @@ def the_killed_side(url: str, backend: str, args: dict, r: int, kill_at, queue) 
         queue.put({"error": repr(exc)})
 
 
-async def one_round(c, r: int, args, null: bool = False) -> dict:
-    """One round; `null`: the same, but nothing is killed (the survivors' windows then measure what two
-    windows of the same length differ by without a fault)."""
+def schedule(rounds: int, null: bool, catch_up: str) -> list[dict]:
+    """Each round's kind: {"kill": bool, "catch_up": bool, "victim": 0 or 1}. The kinds take turns (kill;
+    with `catch_up` "ab" a kill without the catch-up next; with `null` a round without a kill), and the
+    process killed alternates from one turn to the next, so each kind meets both processes alike."""
+    kinds = [{"kill": True, "catch_up": catch_up != "off"}]
+    if catch_up == "ab":
+        kinds.append({"kill": True, "catch_up": False})
+    if null:
+        kinds.append({"kill": False, "catch_up": catch_up != "off"})
+    return [{**kinds[r % len(kinds)], "victim": r // len(kinds) % 2} for r in range(rounds)]
+
+
+def kind_name(kind: dict) -> str:
+    if not kind["kill"]:
+        return "no kill"
+    return "kill, catch-up" if kind["catch_up"] else "kill, no catch-up"
+
+
+async def one_round(c, r: int, args, kind: dict) -> dict:
+    """One round of `kind` (schedule); without a kill the survivors' windows measure what two windows of the
+    same length differ by without a fault."""
     import multiprocessing as mp
 
+    null = not kind["kill"]
     ports = [port for port, _ in c["backends"]]
-    victim, other = ports[(r // 2 if args.null else r) % 2], ports[1 - (r // 2 if args.null else r) % 2]
+    victim, other = ports[kind["victim"]], ports[1 - kind["victim"]]
     survivors = [
         Student(c["url"], own_head(k), f"127.0.0.1:{other}", name=f"s{r}-{k}") for k in range(args.survivors)
     ]
@@ -372,6 +397,7 @@ async def one_round(c, r: int, args, null: bool = False) -> dict:
     during = [lat for at, lat in moves if t_kill <= at <= t_back]
     out = {
         "round": r,
+        "kind": kind_name(kind),
         "null": null,
         "killed_port": victim,
         "window_s": round(window, 2),
@@ -402,27 +428,45 @@ def main(argv=None) -> None:
     p.add_argument("--pages", type=int, default=2, help="Chromium pages on the process killed")
     p.add_argument("--rate", type=float, default=2.0, help="moves a second per student")
     p.add_argument("--before", type=float, default=20.0, help="seconds of moves before the kill")
-    p.add_argument("--nice", type=int, default=10, help="the killed side's priority (its clients' own work)")
+    p.add_argument(
+        "--nice",
+        type=int,
+        default=10,
+        help="the killed side's nice, under SCHED_IDLE (its clients' own work)",
+    )
     p.add_argument(
         "--null", action="store_true", help="every other round kills nothing (an A/B of the windows)"
     )
     p.add_argument("--null-window", type=float, default=2.5, help="a round without a kill: its window, s")
+    p.add_argument(
+        "--catch-up",
+        choices=["on", "off", "ab"],
+        default="on",
+        help="the restarted process catches up on idle CPU (the launcher's default), not (--no-catch-up), or "
+        "the two in turn",
+    )
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
+    from app.catch_up import can_catch_up
     from app.run_cluster import cluster
+
+    if args.catch_up != "off" and not can_catch_up():
+        p.error("the catch-up needs the right to raise a priority back (app/catch_up.py); run as root")
 
     said: list[str] = []
     results = {"args": {k: str(v) for k, v in vars(args).items()}, "loadavg_start": loadavg(), "rounds": []}
     expect = args.killed + args.pages + 2  # as `app.classroom --expect` gives each process its share
     args.sampler = CpuSampler()
     args.sampler.start()
+    kinds = schedule(args.rounds, args.null, args.catch_up)
     with cluster(2, teacher_key="bench-fault-key-0123456789", say=said.append, expect=expect) as c:
-        for r in range(args.rounds):
-            null = args.null and r % 2 == 1
-            result = asyncio.run(one_round(c, r, args, null))
+        for r, kind in enumerate(kinds):
+            c["catch_up"] = kind["catch_up"]  # read when the launcher starts it again
+            result = asyncio.run(one_round(c, r, args, kind))
             results["rounds"].append(result)
             print(
-                json.dumps({k: result[k] for k in ("round", "window_s", "survivors", "killed")}), flush=True
+                json.dumps({k: result[k] for k in ("round", "kind", "window_s", "survivors", "killed")}),
+                flush=True,
             )
             print(json.dumps(result["pages"]), json.dumps(result["cpu_s"]), flush=True)
             # the killed process is serving again before the next round
@@ -431,28 +475,34 @@ def main(argv=None) -> None:
             while time.time() < deadline and sum("started again" in s for s in said) < kills:
                 time.sleep(0.5)
             time.sleep(5)
-    rounds = [x for x in results["rounds"] if not x["null"]]
-    nulls = [x for x in results["rounds"] if x["null"]]
-    recoveries = [x for r in rounds for x in r["killed"]["recovery_s"]]
-    pages_back = [pg["back_s"] for r in rounds for pg in r["pages"] if pg["back_s"] is not None]
-    said_lost = [pg["lost_said_s"] for r in rounds for pg in r["pages"] if pg["lost_said_s"] is not None]
-    ratios50 = [r["survivors"]["p50_ratio"] for r in rounds if r["survivors"]["p50_ratio"]]
-    ratios95 = [r["survivors"]["p95_ratio"] for r in rounds if r["survivors"]["p95_ratio"]]
+
+    def medians(rounds: list[dict]) -> dict:
+        recoveries = [x for r in rounds for x in r["killed"]["recovery_s"]]
+        pages_back = [pg["back_s"] for r in rounds for pg in r["pages"] if pg["back_s"] is not None]
+        ratios = {
+            q: [r["survivors"][f"{q}_ratio"] for r in rounds if r["survivors"][f"{q}_ratio"]]
+            for q in ("p50", "p95")
+        }
+        return {
+            "rounds": len(rounds),
+            "recovery_p50_s": pct(recoveries, 50),
+            "recovery_p95_s": pct(recoveries, 95),
+            "recovery_max_s": max(recoveries) if recoveries else None,
+            "pages_back_p95_s": pct(pages_back, 95),
+            "pages_back_max_s": max(pages_back) if pages_back else None,
+            "survivors_p50_ratio_median": statistics.median(ratios["p50"]) if ratios["p50"] else None,
+            "survivors_p95_ratio_median": statistics.median(ratios["p95"]) if ratios["p95"] else None,
+        }
+
+    said_lost = [
+        pg["lost_said_s"] for r in results["rounds"] for pg in r["pages"] if pg["lost_said_s"] is not None
+    ]
     results["summary"] = {
-        "recovery_p50_s": pct(recoveries, 50),
-        "recovery_p95_s": pct(recoveries, 95),
-        "recovery_max_s": max(recoveries) if recoveries else None,
-        "pages_back_p95_s": pct(pages_back, 95),
-        "pages_back_max_s": max(pages_back) if pages_back else None,
+        **{
+            name: medians([r for r in results["rounds"] if r["kind"] == name])
+            for name in dict.fromkeys(kind_name(k) for k in kinds)
+        },
         "pages_lost_said_max_s": max(said_lost) if said_lost else None,
-        "survivors_p50_ratio_median": statistics.median(ratios50) if ratios50 else None,
-        "survivors_p95_ratio_median": statistics.median(ratios95) if ratios95 else None,
-        "no_fault_p50_ratio_median": statistics.median([x["survivors"]["p50_ratio"] for x in nulls])
-        if nulls
-        else None,
-        "no_fault_p95_ratio_median": statistics.median([x["survivors"]["p95_ratio"] for x in nulls])
-        if nulls
-        else None,
         "supervisor": said,
         "loadavg_end": loadavg(),
     }

@@ -23,7 +23,7 @@ import pytest
 
 from app import addresses as addr
 from app import supervise
-from app.catch_up import catch_up_nice
+from app.catch_up import can_catch_up
 from app.classroom import announce
 from app.zygote import Forked
 from tests.conftest import CHROMIUM, CHROMIUM_FLAGS, NGINX, ROOT, classroom_dry_run
@@ -85,25 +85,39 @@ def test_a_child_that_dies_is_started_again_and_one_that_keeps_dying_is_given_up
 # -- honest addresses ---------------------------------------------------------------------------------------
 
 
-def test_a_process_started_again_runs_lower_until_its_students_are_back():
-    """app/catch_up.py in a process of its own: `begin` lowers every thread it will have; once sessions
-    stop starting, every thread (one started meanwhile too) is back at the first priority."""
-    if not catch_up_nice():
+def test_a_process_started_again_runs_on_idle_cpu_until_its_students_are_back():
+    """app/catch_up.py in a process of its own: `begin` puts every thread it will have under SCHED_IDLE;
+    once sessions stop starting, every thread (one started meanwhile too) is back under SCHED_OTHER."""
+    if not can_catch_up():
         pytest.skip("no right to raise a priority back here: the launcher leaves it alone")
     program = (
         "import os, threading, time; from app import catch_up as c\n"
-        "first = os.getpriority(os.PRIO_PROCESS, 0); c.begin(5, quiet=0.3, longest=600)\n"
-        "low = os.getpriority(os.PRIO_PROCESS, 0); ids = []\n"
+        "c.begin(True, quiet=0.3, longest=600)\n"
+        "low = os.sched_getscheduler(0); ids = []\n"
         "later = lambda: ids.append(threading.get_native_id()) or time.sleep(600)\n"
         "threading.Thread(target=later, daemon=True).start(); c.session_started()\n"
-        "while os.getpriority(os.PRIO_PROCESS, 0) != first: time.sleep(0.1)\n"
-        "print(first, low, os.getpriority(os.PRIO_PROCESS, ids[0]))\n"
+        "while os.sched_getscheduler(0) != os.SCHED_OTHER: time.sleep(0.1)\n"
+        "print(low, os.sched_getscheduler(ids[0]), os.SCHED_IDLE, os.SCHED_OTHER)\n"
     )
     command = [sys.executable, "-c", program]
     out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    first, low, thread = map(int, out.stdout.split()[-3:])
-    assert (low, thread) == (first + 5, first)
+    low, thread, idle, other = map(int, out.stdout.split()[-4:])
+    assert (low, thread) == (idle, other)
+
+
+def test_the_catch_up_is_the_launchers_to_choose_and_the_bench_turns_it_in_rounds():
+    """--no-catch-up leaves a process started again at the normal priority; the fault bench's A/B takes the
+    kinds of round in turn and kills each process alike in each kind."""
+    from app.classroom import parse_args
+    from bench.fault import kind_name, schedule
+
+    assert parse_args(["--no-catch-up"]).no_catch_up and not parse_args([]).no_catch_up
+    rounds = schedule(12, null=True, catch_up="ab")
+    assert [kind_name(k) for k in rounds[:3]] == ["kill, catch-up", "kill, no catch-up", "no kill"]
+    for name in ("kill, catch-up", "kill, no catch-up", "no kill"):
+        assert sorted(k["victim"] for k in rounds if kind_name(k) == name) == [0, 0, 1, 1]
+    assert all(k["catch_up"] for k in schedule(4, null=False, catch_up="on"))
 
 
 def test_the_launcher_prints_and_encodes_only_addresses_it_listens_on():
@@ -372,7 +386,7 @@ def test_the_others_keep_answering_while_the_killed_process_students_come_back(c
     assert result["during"] >= 1 and result["answered"] >= 8 * 2  # they kept answering in the fault
     assert c["supervisor"].why_not_serving() is None
     wait_until(lambda: any(f"port {b} started again" in line for line in c["said"]), what="restart")
-    if catch_up_nice():  # it rebuilt its students' sessions at a lower priority, then went back to its own
+    if can_catch_up():  # it rebuilt its students' sessions on idle CPU, then went back to the normal policy
         log = c["logs"] / f"backend-{b}.log"
         wait_until(lambda: "Caught up after" in log.read_text(), what="caught up")
     for port_pages in pages.values():
