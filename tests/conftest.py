@@ -21,9 +21,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+# A run starts many Python processes (pytest-xdist's workers, servers, the launcher's): each compiles our
+# sources, and pytest rewrites each test module's asserts, unless the bytecode is kept. Where the
+# environment turns that off (PYTHONDONTWRITEBYTECODE), the run keeps it anyway, in __pycache__ as usual;
+# the processes it starts read it (they write none).
+sys.dont_write_bytecode = False
 
-from app.serving import free_port, stop_process, wait_for_http
+import pytest  # noqa: E402  (after the line above)
+
+from app.serving import free_port, stop_process, wait_for_http  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -43,7 +49,7 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-quic",
-]
+] + os.environ.get("XFLAGS", "").split()
 
 
 # Moves the slider `name` once and counts the <style> elements rewritten meanwhile, in the page and in
@@ -167,9 +173,12 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))  # stable: a module keeps its order
     if config.getoption("--stock-bokeh"):
         skip = pytest.mark.skip(reason="--stock-bokeh: static/bokeh_seam.js is off")
+        pageless = pytest.mark.skip(reason="--stock-bokeh runs again what runs in a browser; this opens none")
         for item in items:
             if item.get_closest_marker("seam") is not None:
                 item.add_marker(skip)
+            elif "browser_name" not in getattr(getattr(item, "callspec", None), "params", {}):
+                item.add_marker(pageless)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -16,10 +16,8 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import nbformat
 import pytest
 from bokeh.embed import server_document
-from nbclient import NotebookClient
 
 from core.trace import trace
 from tests.conftest import ROOT, free_port, serve
@@ -117,6 +115,9 @@ NOTEBOOK_CELLS = [
 
 def test_notebook_runs_the_explorer(tmp_path):
     """Executes a small notebook with the venv's Python as the kernel (no kernelspec install needed)."""
+    import nbformat  # here, not at the top: its import takes most of a second in every pytest-xdist worker
+    from nbclient import NotebookClient
+
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src.format(root=str(ROOT))) for src in NOTEBOOK_CELLS]
     client = NotebookClient(

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 
-import nbformat
 import numpy as np
 import pytest
 
@@ -37,6 +36,8 @@ CELLS = [
 @pytest.fixture(scope="module")
 def jupyterlab(tmp_path_factory):
     """JupyterLab on loopback with a notebook holding README's cell; yields (base URL, token, notebook)."""
+    import nbformat  # here, not at the top: its import takes most of a second in every pytest-xdist worker
+
     home = tmp_path_factory.mktemp("lab")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
