@@ -564,7 +564,7 @@
     const xs = data.values.x.concat(data.output.x);
     const ys = data.values.y.concat(data.output.y);
     const [x0, x1, y0, y1] = [minOf(xs), maxOf(xs), minOf(ys), maxOf(ys)];
-    const span = Math.max(x1 - x0, y1 - y0, 1);
+    const span = Math.max(x1 - x0, y1 - y0, 1, 1e-6 * Math.max(Math.abs(x0), Math.abs(x1), Math.abs(y0), Math.abs(y1)));
     const pad = margin * span;
     const unit = roundStep(span / 8);
     return [Math.floor((x0 - pad) / unit) * unit, Math.ceil((x1 + pad) / unit) * unit,

@@ -387,6 +387,19 @@ def test_a_link_that_matches_its_preset_keeps_the_presets_name_in_both_runtimes(
     assert js[-1]["state"]["message"] == seen[-1]["state"]["message"] != ""
 
 
+def test_a_lone_huge_value_still_gets_a_blend_frame_in_both_runtimes():
+    """Found by the draw above (2026-12-03): one token whose value is -1e100 gave the blend a frame whose
+    edges were the same float (its margin was lost to rounding), and Python divided by its width of 0."""
+    actions = [{"do": "remove"}] * 3 + [{"do": "x", "token": 0, "component": 0, "value": -1e100}]
+    done, seen = python_run(actions)
+    (js,) = run_node([done])
+    view = seen[-1]["view"]
+    assert not seen[-1]["state"]["message"] and len(view["blend"]["values"]["x"]) == 1
+    x0, x1, y0, y1 = view["bounds"]
+    assert x0 < min(view["blend"]["values"]["x"]) < x1 and y0 < y1
+    assert js[-1]["view"]["bounds"] == view["bounds"] and js[-1]["state"] == seen[-1]["state"]
+
+
 def test_links_write_a_sliders_value_at_its_step_in_both_runtimes():
     """Issue 26: a slider that adds steps lands a few roundings off them; a link writes the grid point
     (0.45, not 0.4500000000000002), and only within float noise of it (0.454 stays 0.454)."""

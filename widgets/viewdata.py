@@ -322,7 +322,9 @@ def blend_bounds(data: dict, margin: float = 0.15) -> tuple[float, float, float,
     xs = data["values"]["x"] + data["output"]["x"]
     ys = data["values"]["y"] + data["output"]["y"]
     x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
-    span = max(x1 - x0, y1 - y0, 1.0)
+    # at least a millionth of the farthest coordinate: a lone value at -1e100 would otherwise get a box whose
+    # edges round to the same float
+    span = max(x1 - x0, y1 - y0, 1.0, 1e-6 * max(abs(x0), abs(x1), abs(y0), abs(y1)))
     pad = margin * span
     unit = round_step(span / 8)
     return (
