@@ -350,7 +350,8 @@ def test_python_and_javascript_take_every_action_sequence_to_the_same_page():
         *LESSON_ACTIONS,
     }
     assert refused > N_SEQUENCES, refused
-    assert revealed > N_SEQUENCES // 40 and walked > N_SEQUENCES // 8, (revealed, walked)  # drawn: 13-40, 75-145
+    # drawn in 30 runs: 13-40 reveals, 75-145 walk steps
+    assert revealed > N_SEQUENCES // 40 and walked > N_SEQUENCES // 8, (revealed, walked)
 
 
 def test_refusals_say_the_same_thing_in_both():
