@@ -6,11 +6,11 @@ spends those seconds building their sessions, most of a core's work. On a machin
 that work takes CPU from the processes that kept serving, and their students' moves slow down. So the
 launcher starts a process again under Linux's SCHED_IDLE policy (app/zygote.py, before the process has a
 thread): the kernel runs it only on a core nothing else wants, and takes the core back the moment another
-process wakes. At nice 10 instead, the survivors' moves were still 1.26x slower in a recovery on a quiet
-machine, against 1.30x not lowered; under SCHED_IDLE 1.11x, with the students back as fast
-(bench/RESULTS-fault.md). The process goes back to the normal policy once its students are back: no new
-session for QUIET_S, or LONGEST_S after its start, whichever comes first; the second bounds what a machine
-with no idle CPU at all costs the returning students.
+process wakes. On a quiet machine the survivors' moves took 1.07x their time before the fault (median)
+under SCHED_IDLE, 1.23x with the process not lowered, and 1.26x at nice 10, which only weights the
+sharing; the students came back as fast (bench/RESULTS-fault.md). The process goes back to the normal
+policy once its students are back: no new session for QUIET_S, or LONGEST_S after its start, whichever
+comes first; the second bounds what a machine with no idle CPU at all costs the returning students.
 
 Going back needs the right to (root's CAP_SYS_NICE, or an RLIMIT_NICE that allows the process's nice, as
 systemd's LimitNICE= sets). Without it a lowered process would stay low for good, so the launcher then
