@@ -211,7 +211,6 @@ class HeadExplorer(pn.viewable.Viewer):
         def run(new):
             if new is None:
                 self.state.message = f"{field} needs a number; kept the last one."
-                self._sync_controls(False, set())
             else:
                 action(new)
 
@@ -219,12 +218,19 @@ class HeadExplorer(pn.viewable.Viewer):
 
     def _guard(self, action):
         """A Bokeh on_change callback that ignores our own writes, lets the control's newest value win over
-        the ones it overtook (widgets/latest.py), and never lets an error escape."""
+        the ones it overtook (widgets/latest.py), and never lets an error escape. A value the state refuses
+        is not left in its control: the controls go back to the last good state, so what they show is the
+        head on screen, and the same value entered again is a change again (with its message again)."""
         control = object()  # one key per wired control and property
+
+        def run(new):
+            action(new)
+            if self.state.message:
+                self._sync_controls(False, set())
 
         def callback(attr, old, new):
             if not self._syncing:
-                self.latest.submit(control, lambda: action(new))
+                self.latest.submit(control, lambda: run(new))
 
         return callback
 
