@@ -20,7 +20,6 @@ The launcher starts it again; its students come back by themselves.
 * cpu_s: in each window, the CPU seconds of the survivors' server process, the killed one (and its restart:
   app/catch_up.py), the killed side's students and pages (on idle CPU at `--nice`: in a classroom
   they are other machines), the survivors' own clients, nginx, and everyone else's jobs on the machine.
-
 * `--catch-up ab`: the rounds go kill with the catch-up, kill without it (the launcher's
   --no-catch-up), and, with `--null`, no kill; the summary gives each kind's medians.
 
@@ -169,11 +168,11 @@ async def keep_moving(student: Student, rate: float, stop: asyncio.Event, since:
 def stay_low(nice: int) -> None:
     """Keep this process and whatever it starts under SCHED_IDLE at `nice`: they stand for the students'
     own machines, so they take only CPU that the servers leave (and, at `nice`, less of it than the
-    measuring students). Chromium would not stay there: it raises its
-    compositor's and IO threads' priority (to -8, which it may when it runs as root, as here), and it runs
-    in a session of its own, which the kernel's autogroup scheduling gives a full share of the CPU whatever
-    its threads' nice. So this process gives up the right to raise a priority (CAP_SYS_NICE, from the set
-    its children can have) before Chromium starts, and `lower_sessions` puts Chromium's session at `nice`."""
+    measuring students). Chromium would not stay there: it raises its compositor's and IO threads' priority
+    (to -8, which it may when it runs as root, as here), and it runs in a session of its own, which the
+    kernel's autogroup scheduling gives a full share of the CPU whatever its threads' nice. So this process
+    gives up the right to raise a priority (CAP_SYS_NICE, from the set its children can have) before
+    Chromium starts, and `lower_sessions` puts Chromium's session at `nice`."""
     import ctypes
 
     os.nice(nice - os.getpriority(os.PRIO_PROCESS, 0))
@@ -435,7 +434,9 @@ def main(argv=None) -> None:
         help="the killed side's nice, under SCHED_IDLE (its clients' own work)",
     )
     p.add_argument(
-        "--null", action="store_true", help="every other round kills nothing (an A/B of the windows)"
+        "--null",
+        action="store_true",
+        help="rounds that kill nothing take their turn among the others (an A/B of the windows)",
     )
     p.add_argument("--null-window", type=float, default=2.5, help="a round without a kill: its window, s")
     p.add_argument(

@@ -49,7 +49,7 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-quic",
-] + os.environ.get("XFLAGS", "").split()
+]
 
 
 # Moves the slider `name` once and counts the <style> elements rewritten meanwhile, in the page and in
