@@ -53,6 +53,9 @@ REPORT_EVERY = 0.2  # s: a process reports a change in its class at most this of
 HEARTBEAT = 0.5  # s: ... and at least this often, so the teacher sees a student or process that went away
 STALE_AFTER = 3.0  # s: a process not heard from for this long no longer counts
 RETRY = 0.5  # s between attempts to reach Redis again
+# s: a refused connection fails at once whatever this is; the timeout only bites when this process's own
+# event loop is slow to get back to the connect (a busy server), and 0.5 s lost a teacher's send that way
+CONNECT_TIMEOUT = 2.0
 
 
 @dataclass(frozen=True)
@@ -385,7 +388,7 @@ class ClassBus:
 
         if self._client is None:
             self._client = redis.asyncio.Redis.from_url(
-                self.redis_url, socket_connect_timeout=0.5, socket_timeout=5.0
+                self.redis_url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=5.0
             )
         return self._client
 
@@ -436,7 +439,7 @@ class ClassBus:
         import redis.asyncio
 
         while True:
-            client = redis.asyncio.Redis.from_url(self.redis_url, socket_connect_timeout=0.5)
+            client = redis.asyncio.Redis.from_url(self.redis_url, socket_connect_timeout=CONNECT_TIMEOUT)
             try:
                 pubsub = client.pubsub()
                 await pubsub.subscribe(SEND_CHANNEL, CLASS_CHANNEL, QUESTION_CHANNEL)
