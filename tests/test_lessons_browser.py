@@ -136,7 +136,9 @@ def walk_by_keyboard(page, artifacts, name: str) -> None:
     # the focus goes to the walk's opening button once the layout shows it (a frame, then a task, later)
     page.wait_for_function(f"() => ({FOCUSED})() === 'Walk through the six steps'", timeout=10_000)
     row_shows(page, 3, CHAPTER_ROW)
-    assert page.evaluate("() => Bokeh.documents[0].get_model_by_name('query').value") == "3"  # 'it' again
+    # 'it' again in the picker too: on the served page its value comes back from the server, after the figures
+    picked = "() => Bokeh.documents[0].get_model_by_name('query').value === '3'"
+    page.wait_for_function(picked, timeout=10_000)
     assert page.errors == []
 
 
