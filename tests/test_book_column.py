@@ -198,11 +198,11 @@ def column_box(page) -> dict:
     return page.locator("article.md-content__inner").bounding_box()
 
 
-def test_fragment_pasted_in_a_book_column(site, browser, artifacts):
+def test_fragment_pasted_in_a_book_column(site, context, artifacts):
     """The theme's content column is ~820 px wide in a 1280 px window and ~690 px in a 1000 px one; the
     window is narrowed with the page open, so the frame follows a change of width too."""
-    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
     page = context.new_page()
+    page.set_viewport_size({"width": 1280, "height": DESKTOP_HEIGHT})
     blocked = local_only(context, site)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -226,12 +226,11 @@ def test_fragment_pasted_in_a_book_column(site, browser, artifacts):
     drag_and_check(page, frame, DESKTOP_HEIGHT)
     page.screenshot(path=str(artifacts / "book-pasted-1000.png"))
     assert errors == [] and blocked == [], (errors, blocked)
-    context.close()
 
 
-def test_exported_file_in_an_iframe_of_a_book_column(site, browser, artifacts):
-    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
+def test_exported_file_in_an_iframe_of_a_book_column(site, context, artifacts):
     page = context.new_page()
+    page.set_viewport_size({"width": 1280, "height": DESKTOP_HEIGHT})
     blocked = local_only(context, site)
     page.goto(f"{site}/iframe/")
     frame = explorer_frame(page)
@@ -241,13 +240,12 @@ def test_exported_file_in_an_iframe_of_a_book_column(site, browser, artifacts):
     page.screenshot(path=str(artifacts / "book-iframe.png"))
     drag_and_check(page, frame, DESKTOP_HEIGHT)
     assert blocked == [], blocked
-    context.close()
 
 
 @pytest.mark.parametrize("where", ["old-before", "old-after"])
-def test_fragment_beside_an_older_bokehjs(site, browser, artifacts, where):
-    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
+def test_fragment_beside_an_older_bokehjs(site, context, artifacts, where):
     page = context.new_page()
+    page.set_viewport_size({"width": 1280, "height": DESKTOP_HEIGHT})
     blocked = local_only(context, site)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -265,7 +263,6 @@ def test_fragment_beside_an_older_bokehjs(site, browser, artifacts, where):
     page.locator("#old").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / f"book-{where}.png"))
     assert errors == [] and blocked == [], (errors, blocked)
-    context.close()
 
 
 # Every figure title (and subtitle) measured in the font it is drawn in, against the room it has from the
@@ -339,14 +336,14 @@ def served(served_app):
 
 
 @pytest.mark.parametrize("kind", ["exported", "served"])
-def test_alone_at_phone_tablet_and_desktop_widths(browser, artifacts, request, kind):
+def test_alone_at_phone_tablet_and_desktop_widths(context, artifacts, request, kind):
     """Opened on a phone (390 px), then the window widened to 760 and 1400 px."""
     if kind == "exported":
         url = request.getfixturevalue("exported_file").as_uri()
     else:
         url = request.getfixturevalue("served")
-    context = browser.new_context(viewport={"width": WIDTHS[0], "height": PHONE_HEIGHT})
     page = context.new_page()
+    page.set_viewport_size({"width": WIDTHS[0], "height": PHONE_HEIGHT})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
@@ -363,7 +360,6 @@ def test_alone_at_phone_tablet_and_desktop_widths(browser, artifacts, request, k
         page.screenshot(path=str(artifacts / f"alone-{kind}-{width}.png"), full_page=True)
         check_fits(page, width, height)
     assert errors == [], errors
-    context.close()
 
 
 def test_fragment_carries_the_page_intact():
@@ -378,13 +374,13 @@ def test_fragment_carries_the_page_intact():
     assert page_in(block).startswith(page[: page.index("</body>")])
 
 
-def test_many_tokens_on_a_phone(browser, tmp_path, artifacts):
+def test_many_tokens_on_a_phone(context, tmp_path, artifacts):
     """Ten tokens at 390 px: the heatmaps narrow their cells only as far as a number still fits
     (widgets/matrix_plot.py MIN_CELL_W), then their area scrolls; the page itself never scrolls sideways
     and no title is cut."""
     path = export(tmp_path / "tired.html", "tired")
-    context = browser.new_context(viewport={"width": 390, "height": PHONE_HEIGHT})
     page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": PHONE_HEIGHT})
     page.goto(path.as_uri())
     page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0"
                            " && Bokeh.documents[0].get_model_by_name('weights-cells')")
@@ -402,7 +398,6 @@ def test_many_tokens_on_a_phone(browser, tmp_path, artifacts):
     )
     assert number > 10 and cell >= number + 2, (cell, number)
     page.screenshot(path=str(artifacts / "alone-exported-390-ten-tokens.png"), full_page=True)
-    context.close()
 
 
 def fragment_on_preset(page, name: str):
@@ -417,11 +412,11 @@ def fragment_on_preset(page, name: str):
     return next(f for f in page.frames if f != page.main_frame)
 
 
-def test_a_link_into_the_chapter_page_opens_that_head_in_the_fragment(site, browser):
+def test_a_link_into_the_chapter_page_opens_that_head_in_the_fragment(site, context):
     """The fragment's page runs in a srcdoc frame: it reads the chapter page's own #link and keeps it current,
     so the book can link to "exercise 1" inside its own page."""
-    context = browser.new_context(viewport={"width": 1280, "height": DESKTOP_HEIGHT})
     page = context.new_page()
+    page.set_viewport_size({"width": 1280, "height": DESKTOP_HEIGHT})
     blocked = local_only(context, site)
     page.goto(f"{site}/pasted/#preset=exercise-1")
     frame = fragment_on_preset(page, "exercise-1")
@@ -438,14 +433,13 @@ def test_a_link_into_the_chapter_page_opens_that_head_in_the_fragment(site, brow
     handle.press("ArrowUp")  # a keyboard move is a release too: the link follows it
     page.wait_for_function("() => decodeURIComponent(location.hash).includes('X=')", timeout=10000)
     assert "/pasted/" in page.url and blocked == []
-    context.close()
 
 
-def test_going_further_tabs_on_a_phone(browser, exported_file):
+def test_going_further_tabs_on_a_phone(context, exported_file):
     """Each "Going further" tab opened at 390 px: its rows wrap, and what still cannot fit (a figure wider
     than the phone) scrolls inside the tab's panel, never the page."""
-    context = browser.new_context(viewport={"width": 390, "height": PHONE_HEIGHT})
     page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": PHONE_HEIGHT})
     page.goto(exported_file.as_uri())
     # the tabs' root is one the export adds after the first part (app/export.py LATER)
     page.wait_for_function(
@@ -459,7 +453,6 @@ def test_going_further_tabs_on_a_phone(browser, exported_file):
         page.wait_for_function(f"() => Bokeh.documents.length >= {1 + k}")  # a tab's page is made on opening
         page.wait_for_timeout(300)
         assert page.evaluate(NO_SIDE_SCROLL), tabs.nth(k).inner_text()
-    context.close()
 
 
 def on_screen_together(boxes: dict, height: int, top: float) -> list[str]:
@@ -471,13 +464,13 @@ def on_screen_together(boxes: dict, height: int, top: float) -> list[str]:
     return off
 
 
-def test_a_phone_reader_sees_what_they_drag_in_a_book_column(site, browser, artifacts):
+def test_a_phone_reader_sees_what_they_drag_in_a_book_column(site, context, artifacts):
     """Issue 26: at 390 px, "tired" (ten tokens, forty sliders) in the chapter's page: with "it"'s slider near
     the bottom of the screen, the weights and the blend come over the top of what the page shows (below the
     theme's bar) while it is dragged, and the same for a slider that takes the keyboard's focus; the move
     reaches the figures."""
-    context = browser.new_context(viewport={"width": 390, "height": PHONE_HEIGHT})
     page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": PHONE_HEIGHT})
     blocked = local_only(context, site)
     page.goto(f"{site}/pasted/#preset=tired")
     frame = fragment_on_preset(page, "tired")
@@ -509,14 +502,13 @@ def test_a_phone_reader_sees_what_they_drag_in_a_book_column(site, browser, arti
     boxes = {name: view_box(frame, name) for name in ("weights", "blend", "x-9-0")}
     assert on_screen_together(boxes, PHONE_HEIGHT, bar) == [], boxes
     assert blocked == []
-    context.close()
 
 
-def test_a_phone_reader_sees_what_they_focus_alone(browser, exported_file, artifacts):
+def test_a_phone_reader_sees_what_they_focus_alone(context, exported_file, artifacts):
     """The exported page on its own at 390 px: the keyboard's focus on "it"'s slider keeps the weights and the
     blend on screen with it."""
-    context = browser.new_context(viewport={"width": 390, "height": PHONE_HEIGHT})
     page = context.new_page()
+    page.set_viewport_size({"width": 390, "height": PHONE_HEIGHT})
     page.goto(exported_file.as_uri() + "#preset=tired")
     page.wait_for_function("() => { const p = window.HeadExplorerPage && HeadExplorerPage.pages[0];"
                            " return p && p.complete && p.state.preset === 'tired'"
@@ -528,4 +520,3 @@ def test_a_phone_reader_sees_what_they_focus_alone(browser, exported_file, artif
     boxes = {name: page.evaluate(rect, name) for name in ("weights", "blend", "x-7-0")}
     page.screenshot(path=str(artifacts / "alone-phone-focus-tired.png"))
     assert on_screen_together(boxes, PHONE_HEIGHT, 0) == [], boxes
-    context.close()
