@@ -2,8 +2,8 @@
 
 Browser tests use pytest-playwright's `page` / `browser` / `context` fixtures; the launch arguments below
 point them at /usr/bin/chromium (Playwright's own browser download is never used). `context` is one per
-worker, kept warm and cleaned after each test (WarmContext); a test that needs a browser of its own (a
-cookie kept across tests' pages, a proxy) makes one with `browser.new_context`. `served_app` starts
+worker, kept warm and cleaned after each test (WarmContext); a test that needs browsers of its own (pages
+that must not share cookies, a proxy) makes them with `browser.new_context`. `served_app` starts
 `panel serve` on a free local port and stops it afterwards.
 
 `--stock-bokeh` (or STOCK_BOKEH=1) runs every page of the session on a BokehJS that reports another
