@@ -213,13 +213,17 @@ OVERTAKEN_FLUSH_S = 0.02
 
 def overwrite_key(message) -> frozenset | None:
     """What a PATCH-DOC from the browser overwrites: {(model id, property)} when every event in it only sets
-    a property (a slider's value, a select's value...), else None (anything else is never held back)."""
+    a property to a value a newer one overwrites (widgets/latest.py `overwritable`: a number), else None
+    (never held back)."""
+    from widgets.latest import overwritable  # here: this module is imported where Panel is not
+
     if getattr(message, "msgtype", None) != "PATCH-DOC":
         return None
     events = (message.content or {}).get("events") or []
     key = set()
     for event in events:
-        if event.get("kind") != "ModelChanged" or "attr" not in event:
+        new = event.get("new")
+        if event.get("kind") != "ModelChanged" or "attr" not in event or not overwritable(new):
             return None
         key.add(((event.get("model") or {}).get("id"), event["attr"]))
     return frozenset(key) or None
@@ -256,11 +260,12 @@ def latest_patch_wins() -> None:
     Here a change is held back while more input from the same browser is waiting; the next message that
     arrives with nothing behind it applies what is held, in order, except what it overwrites itself. When
     the server keeps up, nothing is waiting and every change is handled at once, as before. Only messages
-    that set properties are held back (a button's event, a stream of data, a document request never are),
-    and at most OVERTAKEN_FLUSH_S. A dropped message gets no OK reply: BokehJS ignores those replies, and the
-    served page (static/bokeh_seam.js sendLatest) waits only for the answer to the newest patch it sent, which
-    nothing newer overwrites. With that script a page never has two changes of one property waiting, so
-    this half is for clients without it (a `server_document` embed, a page opened before an update).
+    that set properties to numbers are held back (overwrite_key: a pick, a button's event, a stream of data,
+    a document request never are), and at most OVERTAKEN_FLUSH_S. A dropped message gets no OK reply:
+    BokehJS ignores those replies, and the served page (static/bokeh_seam.js sendLatest) waits only for the
+    answer to the newest patch it sent, which nothing newer overwrites. With that script a page never has two
+    changes of one property waiting, so this half is for clients without it (a `server_document` embed, a
+    page opened before an update).
     """
     import asyncio
 

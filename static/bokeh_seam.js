@@ -70,10 +70,10 @@
 // 13. sendLatest (the served page): BokehJS sends every change of a synced property as its own PATCH-DOC
 // at once (ClientSession._document_changed), and a slider dragged faster than a busy server answers
 // piled messages up at the server (bench/RESULTS-class-load.md). While the server has not answered the
-// last patch, new values are held: only the newest value of each (model, property) is kept, sent in one
-// patch when the answer comes. Anything that is not a plain value (an event, a new model) goes at once,
-// after the held values, so the order the server sees is the order they were made. The server's half
-// (app/serving.py latest_patch_wins) stays for pages without this.
+// last patch, new numbers are held: only the newest number of each (model, property) is kept, sent in one
+// patch when the answer comes. Anything else (a pick, an event, a new model) goes at once, after the held
+// values, so the order the server sees is the order they were made. The server's half (app/serving.py
+// latest_patch_wins) stays for pages without this.
 //
 // And what the page's own scripts ask of it (each answers null or false when the seam is off, and the
 // script then takes BokehJS's public way):
@@ -667,7 +667,7 @@
     const sessions = new WeakMap(); // session → what it holds back (below)
 
     // Per session: the msgid awaiting its answer (null: none), the socket it went on, the held events
-    // (by "model id attr" for plain values, by a fresh symbol otherwise), in the order they were made.
+    // (by "model id attr" for numbers, by a fresh symbol otherwise), in the order they were made.
     const state = (session) => {
       let st = sessions.get(session);
       if (st === undefined) {
@@ -677,8 +677,8 @@
       return st;
     };
 
-    const plain = (v) => v === null || ["number", "string", "boolean"].includes(typeof v) ||
-      (Array.isArray(v) && v.every((x) => x === null || ["number", "string", "boolean"].includes(typeof x)));
+    // Only a number is overwritten by a newer one; a pick goes in turn, as an event does.
+    const overwritable = (v) => typeof v === "number"; // widgets/latest.py overwritable
 
     function send(session, st) {
       const evs = [...st.held.values()];
@@ -713,7 +713,7 @@
       const st = state(this);
       let now = false;
       for (const e of evs) {
-        if (e instanceof events.ModelChangedEvent && plain(e.value)) {
+        if (e instanceof events.ModelChangedEvent && overwritable(e.value)) {
           const key = `${e.model.id} ${e.attr}`;
           st.held.delete(key); // overtaken: only the newest value goes, in the order of its making
           st.held.set(key, e);

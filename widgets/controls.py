@@ -168,14 +168,11 @@ def switch_widget(name: str, value):
     )
 
 
-def widget_value(name: str, widget):
-    """What a switch's widget says, as the option's value."""
-    kind = SWITCH[name].kind
-    if kind == "toggle":
-        return is_on(widget.active)
-    if kind == "choice":
-        return SWITCH[name].choices[widget.active]
-    return widget.value
+def switch_value(name: str, active):
+    """What a toggle's or a choice's widget said (its `active`), as the option's value."""
+    if SWITCH[name].kind == "toggle":
+        return is_on(active)
+    return SWITCH[name].choices[active]
 
 
 def show_value(name: str, widget, value) -> None:

@@ -35,11 +35,11 @@ from widgets.controls import (
     query_options,
     set_changed,
     show_value,
-    widget_value,
+    switch_value,
 )
 from widgets.editor import WEIGHTS, HeadEditor
 from widgets.intermediates import as_csv, as_json
-from widgets.latest import LatestWins
+from widgets.latest import LatestWins, overwritable
 from widgets.lesson_data import lesson_of
 from widgets.lesson_state import LESSON_PARAMS
 from widgets.page import HeadPage
@@ -104,7 +104,7 @@ class HeadExplorer(pn.viewable.Viewer):
                 apply_number = partial(self._apply_option, s.name)
                 widget.on_change("value", self._guard(self._needs_number(s.label, apply_number)))
             else:
-                widget.on_change("active", self._guard(partial(self._apply_widget, s.name, widget)))
+                widget.on_change("active", self._guard(partial(self._apply_switch, s.name)))
         c.preset.on_change("value", self._guard(self._pick_preset))
         c.reset.on_click(lambda event: self._press(self.state.reset))
         self._wire_sliders()
@@ -156,8 +156,10 @@ class HeadExplorer(pn.viewable.Viewer):
     def _apply_option(self, name: str, value) -> None:
         self.state.apply(**{name: value})
 
-    def _apply_widget(self, name: str, widget, new) -> None:
-        self.state.apply(**{name: widget_value(name, widget)})
+    def _apply_switch(self, name: str, new) -> None:
+        # `new`, not the widget's value now: a change applied a turn later (widgets/latest.py) finds its
+        # widget set back by the sync of a change applied before it
+        self.state.apply(**{name: switch_value(name, new)})
 
     def _wire_sliders(self) -> None:
         for slider in self.page.controls.tokens.flat:
@@ -229,8 +231,8 @@ class HeadExplorer(pn.viewable.Viewer):
                 self._sync_controls(False, set())
 
         def callback(attr, old, new):
-            if not self._syncing:
-                self.latest.submit(control, lambda: run(new))
+            if not self._syncing:  # a pick is never overtaken: it goes in turn, as a press does
+                self.latest.submit(control if overwritable(new) else object(), lambda: run(new))
 
         return callback
 
