@@ -59,6 +59,8 @@
       for (const name of texts) writers[name](view[name]);
       display(L.walk_open, !c.walk);
       display(L.walk_row, c.walk);
+      set(L.walk_prev, { disabled: !c.prev });
+      set(L.walk_next, { disabled: !c.next });
       display(L.walk_offer, Boolean(c.offer));
       if (c.offer) set(L.walk_offer, { label: c.offer });
       display(L.choices, choose);
@@ -98,17 +100,23 @@
     if (el && typeof el.focus === 'function') el.focus();
   }
 
-  /** After a press that hides the button it was made with, the focus goes where the lesson goes on: the walk's
-   * Next step, the walk's opening button, Next question, the answers, the question picker. `s`: the state
-   * after the press. */
+  /** After a press that hides or disables the button it was made with, the focus goes where the lesson goes
+   * on: the walk's Next step (Leave the walk after the last step), the walk's opening button, Next question,
+   * the answers, the question picker. `s`: the state after the press. */
   function focusAfter(L, action, s, kind) {
     let to = null;
     if (action === 'walk-open' || action === 'walk-offer') to = s.walk ? L.walk_next : null;
+    else if (action === 'walk-next') to = () => (L.walk_next.disabled ? L.walk_leave : null);
+    else if (action === 'walk-prev') to = () => (L.walk_prev.disabled ? L.walk_next : null);
     else if (action === 'walk-leave') to = L.walk_open;
     else if (action === 'predict' || action === 'reveal') to = s.revealed ? L.next_question : null;
     else if (action === 'next-question') to = kind === 'estimate' ? L.estimate : L.choices;
     else if (action === 'close-question') to = L.ask;
-    if (to) requestAnimationFrame(() => setTimeout(() => focusModel(to), 0)); // once the layout shows it
+    if (!to) return;
+    requestAnimationFrame(() => setTimeout(() => { // once the layout shows it (and the buttons say what is off)
+      const model = typeof to === 'function' ? to() : to;
+      if (model) focusModel(model);
+    }, 0));
   }
 
   /** say(text): a polite status line in the steps' area tells a screen reader what the lesson says, once it

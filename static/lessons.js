@@ -542,7 +542,10 @@
         spotlight: spot,
         glow,
         ring,
-        controls: { walk: Boolean(lesson.walk), offer, question: lesson.question, kind, choices, revealed: lesson.revealed },
+        controls: {
+          walk: Boolean(lesson.walk), prev: lesson.walk > 1, next: lesson.walk > 0 && lesson.walk < STEPS, offer,
+          question: lesson.question, kind, choices, revealed: lesson.revealed,
+        },
       };
     }
 

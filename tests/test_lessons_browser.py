@@ -104,31 +104,39 @@ def predict_then_reveal(page, artifacts, name: str) -> None:
 
 
 def walk_by_keyboard(page, artifacts, name: str) -> None:
-    """walk=1 (and a question open): Step 1; Tab to "Next step", Enter five times: Step 6 with the blend's
-    numbers, said in the status line; no axe violation; the step for 'The' on the way; leaving gives the
-    query back."""
+    """walk=1 (and a question open): Step 1, "Previous step" off; Tab to "Next step", Enter five times: Step 6
+    with the blend's numbers, said in the status line, "Next step" off and the focus on "Leave the walk"; no
+    axe violation; back two steps; the step for 'The' on the way; leaving gives the query back."""
     see(page, "Step 1 of 6")
     see(page, "Where will it land after the change?")
+    previous, next_step = (page.get_by_role("button", name=n) for n in ("Previous step", "Next step"))
+    expect(previous).to_be_disabled()
     for _ in range(80):  # Tab from the top of the page, as a keyboard user does
         page.keyboard.press("Tab")
         if page.evaluate(FOCUSED) == "Next step":
             break
     else:
         pytest.fail("Tab never reached Next step")
-    for step in range(2, 7):
+    for step in range(2, 6):
         page.keyboard.press("Enter")
         see(page, f"Step {step} of 6")
         assert page.evaluate(FOCUSED) == "Next step", step  # the focus stays on the button
+    expect(previous).to_be_enabled()
+    page.keyboard.press("Enter")
+    see(page, "Step 6 of 6")
+    expect(next_step).to_be_disabled()  # the last step: the focus goes on to leaving the walk
+    page.wait_for_function(f"() => ({FOCUSED})() === 'Leave the walk'", timeout=10_000)
     see(page, "The output of 'it' is every value times its weight, added up: [0.23, 0.68]")
     status = page.locator(".lesson-status")
     expect(status).to_contain_text("Step 6 of 6, blend.", timeout=10_000)
     page.screenshot(path=str(artifacts / f"lessons-{name}-walk6.png"))
     assert axe_violations(page) == []  # the walk and a question open, the blend lit
-    for _ in range(2):
-        page.keyboard.press("Shift+Tab")  # back to "Previous step", twice to step 4: idle for 'it'
+    previous.focus()
+    for step in (5, 4):  # back to step 4: idle for 'it'
         page.keyboard.press("Enter")
-        page.keyboard.press("Tab")
-    see(page, "Step 4 of 6")
+        see(page, f"Step {step} of 6")
+        assert page.evaluate(FOCUSED) == "Previous step", step
+    expect(next_step).to_be_enabled()
     see(page, "No token comes after 'it'")
     page.get_by_role("button", name="Show this step for 'The'").focus()
     page.keyboard.press("Enter")

@@ -156,6 +156,8 @@ def lesson_view(head: Head, i: int, labels, lesson: Lesson, blend: dict, notes) 
         "ring": ring,
         "controls": {
             "walk": bool(lesson.walk),
+            "prev": lesson.walk > 1,  # the walk's Previous and Next step have somewhere to go
+            "next": 0 < lesson.walk < STEPS,
             "offer": offer,
             "question": lesson.question,
             "kind": kind,

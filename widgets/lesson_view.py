@@ -39,7 +39,10 @@ CLOSED = {
     "question": "",
     "answer": "",
     "walk": "",
-    "controls": {"walk": False, "offer": "", "question": "", "kind": "", "choices": [], "revealed": False},
+    "controls": {
+        "walk": False, "prev": False, "next": False, "offer": "", "question": "", "kind": "", "choices": [],
+        "revealed": False,
+    },
 }
 
 
@@ -131,6 +134,8 @@ class LessonPanel:
             set_changed(getattr(self, name), text=view[name])
         display(self.walk_open, not open_walk)
         display(self.walk_row, open_walk)
+        set_changed(self.walk_prev, disabled=not c["prev"])
+        set_changed(self.walk_next, disabled=not c["next"])
         display(self.walk_offer, bool(c["offer"]))
         if c["offer"]:
             set_changed(self.walk_offer, label=c["offer"])
