@@ -224,7 +224,6 @@ def test_the_walk_says_each_step_with_the_heads_numbers_and_offers_a_query_where
             assert s.lead and s.number == step and (s.offer is None or s.idle)
 
 
-
 def test_the_walks_previous_and_next_step_are_off_where_they_have_nowhere_to_go():
     from widgets.lesson_data import lesson_of
     from widgets.lesson_view import LessonPanel
@@ -238,12 +237,13 @@ def test_the_walks_previous_and_next_step_are_off_where_they_have_nowhere_to_go(
         s.act({"do": "walk-to", "step": step})
         view = view_data(s.head, s.query, s.labels, s.dims, lesson=lesson_of(s))["lesson"]
         panel.show(view)
-        seen[step] = (view["controls"]["prev"], view["controls"]["next"], panel.walk_prev.disabled,
-                      panel.walk_next.disabled)
+        c = view["controls"]
+        seen[step] = (c["prev"], c["next"], panel.walk_prev.disabled, panel.walk_next.disabled)
     assert seen[0][:2] == (False, False)  # no walk: its row is hidden
     assert seen[1] == (False, True, True, False)
     assert all(seen[k] == (True, True, False, False) for k in range(2, STEPS))
     assert seen[STEPS] == (True, False, False, True)
+
 
 # --- the port ------------------------------------------------------------------------------------
 

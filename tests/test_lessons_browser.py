@@ -229,4 +229,3 @@ def test_served_page_asks_afresh_a_question_closed_and_picked_within_one_round_t
     row_shows(page, 3, CHAPTER_ROW)
     expect(page.get_by_text("You said")).to_have_count(0)
     assert page.errors == []
-

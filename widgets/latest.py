@@ -58,8 +58,9 @@ def input_waiting(doc) -> bool:
 def overwritable(value) -> bool:
     """Whether a control's newer value leaves this one nothing to say: a number (a slider's, a number box's),
     which a drag or typing passes through on the way to the next. A pick (a select's value, a checkbox's) is
-    an action of its own: a question closed and picked again is asked afresh, a preset picked again undoes
-    the edits, so every pick is applied, in order (static/bokeh_seam.js sendLatest holds the same rule)."""
+    an action of its own: a question closed and picked again is asked afresh, a preset left and picked again
+    undoes the edits, so every pick is applied, in order (static/bokeh_seam.js sendLatest holds the same
+    rule)."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
