@@ -120,6 +120,13 @@ def local_only(context, base: str) -> list[str]:
     return blocked
 
 
+def page_at(context, width: int, height: int):
+    """A page of the test's own, `width` × `height`, in the worker's warm context (tests/conftest.py)."""
+    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    return page
+
+
 def explorer_frame(page):
     """The frame the explorer runs in, once its chapter numbers are on screen."""
     page.wait_for_function(
@@ -201,8 +208,7 @@ def column_box(page) -> dict:
 def test_fragment_pasted_in_a_book_column(site, context, artifacts):
     """The theme's content column is ~820 px wide in a 1280 px window and ~690 px in a 1000 px one; the
     window is narrowed with the page open, so the frame follows a change of width too."""
-    page = context.new_page()
-    page.set_viewport_size({"width": 1280, "height": DESKTOP_HEIGHT})
+    page = page_at(context, 1280, DESKTOP_HEIGHT)
     blocked = local_only(context, site)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -229,8 +235,7 @@ def test_fragment_pasted_in_a_book_column(site, context, artifacts):
 
 
 def test_exported_file_in_an_iframe_of_a_book_column(site, context, artifacts):
-    page = context.new_page()
-    page.set_viewport_size({"width": 1280, "height": DESKTOP_HEIGHT})
+    page = page_at(context, 1280, DESKTOP_HEIGHT)
     blocked = local_only(context, site)
     page.goto(f"{site}/iframe/")
     frame = explorer_frame(page)
@@ -244,8 +249,7 @@ def test_exported_file_in_an_iframe_of_a_book_column(site, context, artifacts):
 
 @pytest.mark.parametrize("where", ["old-before", "old-after"])
 def test_fragment_beside_an_older_bokehjs(site, context, artifacts, where):
-    page = context.new_page()
-    page.set_viewport_size({"width": 1280, "height": DESKTOP_HEIGHT})
+    page = page_at(context, 1280, DESKTOP_HEIGHT)
     blocked = local_only(context, site)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -342,8 +346,7 @@ def test_alone_at_phone_tablet_and_desktop_widths(context, artifacts, request, k
         url = request.getfixturevalue("exported_file").as_uri()
     else:
         url = request.getfixturevalue("served")
-    page = context.new_page()
-    page.set_viewport_size({"width": WIDTHS[0], "height": PHONE_HEIGHT})
+    page = page_at(context, WIDTHS[0], PHONE_HEIGHT)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
@@ -379,8 +382,7 @@ def test_many_tokens_on_a_phone(context, tmp_path, artifacts):
     (widgets/matrix_plot.py MIN_CELL_W), then their area scrolls; the page itself never scrolls sideways
     and no title is cut."""
     path = export(tmp_path / "tired.html", "tired")
-    page = context.new_page()
-    page.set_viewport_size({"width": 390, "height": PHONE_HEIGHT})
+    page = page_at(context, 390, PHONE_HEIGHT)
     page.goto(path.as_uri())
     page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0"
                            " && Bokeh.documents[0].get_model_by_name('weights-cells')")
@@ -415,8 +417,7 @@ def fragment_on_preset(page, name: str):
 def test_a_link_into_the_chapter_page_opens_that_head_in_the_fragment(site, context):
     """The fragment's page runs in a srcdoc frame: it reads the chapter page's own #link and keeps it current,
     so the book can link to "exercise 1" inside its own page."""
-    page = context.new_page()
-    page.set_viewport_size({"width": 1280, "height": DESKTOP_HEIGHT})
+    page = page_at(context, 1280, DESKTOP_HEIGHT)
     blocked = local_only(context, site)
     page.goto(f"{site}/pasted/#preset=exercise-1")
     frame = fragment_on_preset(page, "exercise-1")
@@ -438,8 +439,7 @@ def test_a_link_into_the_chapter_page_opens_that_head_in_the_fragment(site, cont
 def test_going_further_tabs_on_a_phone(context, exported_file):
     """Each "Going further" tab opened at 390 px: its rows wrap, and what still cannot fit (a figure wider
     than the phone) scrolls inside the tab's panel, never the page."""
-    page = context.new_page()
-    page.set_viewport_size({"width": 390, "height": PHONE_HEIGHT})
+    page = page_at(context, 390, PHONE_HEIGHT)
     page.goto(exported_file.as_uri())
     # the tabs' root is one the export adds after the first part (app/export.py LATER)
     page.wait_for_function(
@@ -469,8 +469,7 @@ def test_a_phone_reader_sees_what_they_drag_in_a_book_column(site, context, arti
     the bottom of the screen, the weights and the blend come over the top of what the page shows (below the
     theme's bar) while it is dragged, and the same for a slider that takes the keyboard's focus; the move
     reaches the figures."""
-    page = context.new_page()
-    page.set_viewport_size({"width": 390, "height": PHONE_HEIGHT})
+    page = page_at(context, 390, PHONE_HEIGHT)
     blocked = local_only(context, site)
     page.goto(f"{site}/pasted/#preset=tired")
     frame = fragment_on_preset(page, "tired")
@@ -507,8 +506,7 @@ def test_a_phone_reader_sees_what_they_drag_in_a_book_column(site, context, arti
 def test_a_phone_reader_sees_what_they_focus_alone(context, exported_file, artifacts):
     """The exported page on its own at 390 px: the keyboard's focus on "it"'s slider keeps the weights and the
     blend on screen with it."""
-    page = context.new_page()
-    page.set_viewport_size({"width": 390, "height": PHONE_HEIGHT})
+    page = page_at(context, 390, PHONE_HEIGHT)
     page.goto(exported_file.as_uri() + "#preset=tired")
     page.wait_for_function("() => { const p = window.HeadExplorerPage && HeadExplorerPage.pages[0];"
                            " return p && p.complete && p.state.preset === 'tired'"
